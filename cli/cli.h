@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - the subcommands of the `pmwal` command line tool. Each takes the
+ * arguments after its name (argv[0] is the subcommand) and returns the exit
+ * status: 0 success, 1 failure, 2 bad usage or unreadable target, 3 corrupt.
+ */
+#ifndef PMWAL_CLI_H
+#define PMWAL_CLI_H
+
+int cmd_create(int argc, char **argv);
+int cmd_append(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_release(int argc, char **argv);
+int cmd_probe(int argc, char **argv);  /* pmr/probe.c */
+int cmd_bench(int argc, char **argv);  /* bench/ */
+int cmd_report(int argc, char **argv); /* bench/ */
+
+#endif

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.h - the one interface between the log engine and storage.
+ *
+ * The engine knows blocks, LSNs and durability; a device knows bytes,
+ * alignment and barriers and never parses a block (as SQLite's
+ * sqlite3_io_methods). Implementations: io_uring and psync on files and block
+ * devices (dev_uring.c), mapped persistent regions through pmr/ (dev_pmem.c),
+ * and simulated devices for crash and fault testing (tests/sim_dev.c).
+ *
+ * Every call is made by one thread at a time (the group-commit leader, or a
+ * reader holding the engine's read lock), so devices need no locking.
+ */
+#ifndef PMWAL_DEVICE_H
+#define PMWAL_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Capability word: what the medium guarantees. */
+enum wal_dev_caps {
+	WAL_CAP_ATOMIC_BLOCK = 1u << 0, /* a 4 KiB block write is never torn */
+	WAL_CAP_MAPPED = 1u << 1,       /* base points at the medium (loads read it) */
+	WAL_CAP_EMULATED = 1u << 2,     /* not real persistent media: label results */
+	WAL_CAP_DIRECT = 1u << 3,       /* O_DIRECT: no page cache between */
+	WAL_CAP_NOT_DURABLE = 1u << 4,  /* no durability guarantee at all */
+};
+
+/* One contiguous piece of a group write: @len bytes from @buf to @off. */
+struct wal_io {
+	const void *buf;
+	size_t len;
+	uint64_t off;
+};
+
+struct wal_dev;
+
+struct wal_dev_ops {
+	/*
+	 * Write every piece and return only once all of them are durable
+	 * (FUA writes, or writes then a flush issued after their completions,
+	 * or non-temporal stores then a drain/barrier). Pieces are block
+	 * aligned. On failure nothing may be assumed durable; returns -errno.
+	 */
+	int (*commit)(struct wal_dev *dev, const struct wal_io *ios, int count);
+	/* Read @len bytes at @off into @buf (block aligned). Returns 0 or -errno. */
+	int (*read)(struct wal_dev *dev, void *buf, size_t len, uint64_t off);
+	/* Release everything; the device is freed. */
+	void (*close)(struct wal_dev *dev);
+};
+
+/* Fields every device fills at open. */
+struct wal_dev {
+	const struct wal_dev_ops *ops;
+	uint64_t size_bytes;        /* usable bytes from offset 0 */
+	uint32_t sector_bytes;      /* alignment of I/O (<= 4096, divides it) */
+	uint32_t atomic_write_bytes;/* device atomic write unit in use, 0 if none */
+	uint32_t caps;              /* enum wal_dev_caps */
+	const uint8_t *base;        /* WAL_CAP_MAPPED: the mapping, else NULL */
+	/* Buffers the engine will write from (for io_uring fixed buffers); set
+	 * by wal_dev_register_buffers(), optional for a device. */
+	int (*register_buffers)(struct wal_dev *dev, void *const *bufs, const size_t *lens,
+				int count);
+	char medium[16];            /* "file", "blockdev", "pmem", "pmr", ... */
+	char io_path[16];           /* "io_uring", "psync", "mapped", "sim" */
+	char durability[64];        /* for pmwal info */
+	char granularity[16];       /* mapped media only */
+};
+
+/* How a device should be opened (from pmwal_options). */
+struct wal_dev_params {
+	const char *target;
+	uint64_t create_bytes; /* > 0: create/extend a file to this size, zero-filled */
+	bool create_excl;
+	bool readonly;
+	bool buffered_io;
+	bool no_uring;
+	bool fdatasync;        /* flush with fdatasync even when FUA is possible */
+	uint32_t queue_depth;
+};
+
+/*
+ * Device constructors. Each returns 0 and *out, or -errno / PMWAL_E* with a
+ * message in @err (what is wrong and what to do).
+ */
+int wal_dev_open_file(const struct wal_dev_params *p, struct wal_dev **out, char *err,
+		      size_t errlen);
+int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char *err,
+		      size_t errlen);
+
+/* Picks the constructor from the target's form (see pmwal_options.target). */
+int wal_dev_open(const struct wal_dev_params *p, struct wal_dev **out, char *err,
+		 size_t errlen);
+
+#endif /* PMWAL_DEVICE_H */

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmwal.h - the whole public API of libpmwal, a write-ahead log for NVMe flash,
+ * files, block devices and persistent memory (libpmem2, NVMe PMR).
+ *
+ * This header is the manual. A database links libpmwal, opens one log, appends
+ * records from any number of threads, and is told each record's LSN and when it
+ * is durable. After a crash, opening the log again runs recovery, which returns
+ * every acknowledged record and says exactly what it found (see
+ * struct pmwal_report). The on-disk format is specified in wal/format.c.
+ *
+ * Conventions (as in liburing and LMDB):
+ *  - 0 is success; failures are negative: -errno for operating-system errors,
+ *    PMWAL_E* codes (a reserved range below -1000) for library errors.
+ *    pmwal_strerror() names any of them; pmwal_errmsg() says what happened
+ *    on a handle and where (path, LSN, byte offset).
+ *  - Handles are opaque. Constructors return them through an out-parameter and
+ *    leave it NULL on failure; destructors accept NULL.
+ *  - A failed write, flush or sync is sticky: after it, every call that would
+ *    acknowledge durability fails with PMWAL_EFAILED until the log is closed
+ *    and opened again (which runs recovery). pmwal never retries a flush and
+ *    then acknowledges.
+ *  - Thread safety: every function taking a struct pmwal may be called from
+ *    any number of threads at once, except pmwal_close(), which must be the
+ *    last call on the handle. An iterator belongs to one thread at a time.
+ */
+#ifndef PMWAL_H
+#define PMWAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Library version; the on-disk format has its own (PMWAL_FORMAT_VERSION). */
+#define PMWAL_VERSION_MAJOR 0
+#define PMWAL_VERSION_MINOR 1
+#define PMWAL_VERSION_PATCH 0
+/* The on-disk format version this library writes and reads. */
+#define PMWAL_FORMAT_VERSION 1
+/* Every log is made of blocks of this many bytes, on every medium. */
+#define PMWAL_BLOCK_BYTES 4096
+
+/*
+ * Library error codes. One table (PMWAL_ERRORS) produces the enum and
+ * pmwal_strerror(), so they cannot drift apart.
+ */
+#define PMWAL_ERRORS(X)                                                          \
+	X(PMWAL_ECORRUPT, -1001, "log is corrupt: damage to durable data")          \
+	X(PMWAL_EFULL, -1002, "log full: release records before appending more")    \
+	X(PMWAL_EBADOPT, -1003, "invalid option")                                   \
+	X(PMWAL_EFORMAT, -1004, "not a pmwal log, or an unsupported format version") \
+	X(PMWAL_EFAILED, -1005, "log failed earlier (write or sync error); reopen")  \
+	X(PMWAL_ETOOBIG, -1006, "record larger than the log's maximum record size") \
+	X(PMWAL_ERANGE, -1007, "LSN outside the log")                               \
+	X(PMWAL_EUNSUPPORTED, -1008, "the medium or kernel refuses a needed feature") \
+	X(PMWAL_EREADONLY, -1009, "log was opened read-only")                       \
+	X(PMWAL_ENOTDURABLE, -1010, "medium cannot guarantee durability")          \
+	X(PMWAL_ECLOSED, -1011, "log is closing")
+
+enum pmwal_error {
+#define PMWAL_X_ENUM(name, value, text) name = value,
+	PMWAL_ERRORS(PMWAL_X_ENUM)
+#undef PMWAL_X_ENUM
+};
+
+/* When pmwal_append() returns. */
+enum pmwal_commit_policy {
+	/* Default: pmwal_append() returns once the record is durable. */
+	PMWAL_COMMIT_DURABLE = 0,
+	/*
+	 * pmwal_append() returns once the record is staged in memory; it becomes
+	 * durable within group_window_us (a background committer writes it), or
+	 * at once on pmwal_wait()/pmwal_sync(). Nothing is acknowledged early:
+	 * pmwal_durable_lsn() only moves after the medium confirmed durability.
+	 */
+	PMWAL_COMMIT_BUFFERED = 1,
+};
+
+/* pmwal_options.flags */
+enum pmwal_open_flags {
+	PMWAL_OPEN_CREATE = 1u << 0,   /* create (format) a new log */
+	PMWAL_OPEN_EXCL = 1u << 1,     /* with CREATE: fail if the file exists */
+	PMWAL_OPEN_READONLY = 1u << 2, /* no writes at all, not even recovery's */
+	PMWAL_OPEN_SALVAGE = 1u << 3,  /* skip corruption instead of failing; reported */
+	PMWAL_OPEN_BUFFERED_IO = 1u << 4, /* no O_DIRECT (page cache + fdatasync) */
+	PMWAL_OPEN_NO_URING = 1u << 5,    /* pwritev/fdatasync instead of io_uring */
+	PMWAL_OPEN_FDATASYNC = 1u << 6,   /* flush with fdatasync, not FUA writes */
+};
+
+/*
+ * Options for pmwal_open(). Zero means "default" for every field; reserved
+ * fields must be zero. Validated once at open; an invalid option fails with
+ * PMWAL_EBADOPT and a message naming the field.
+ */
+struct pmwal_options {
+	/*
+	 * What to log to:
+	 *   PATH            a file (preallocated at create) or a block device,
+	 *                   written through io_uring with O_DIRECT;
+	 *   /dev/daxX.Y     a device-DAX region through libpmem2;
+	 *   pmem:PATH       a DAX file, or any file mapped through libpmem2
+	 *                   (a file on a non-DAX filesystem is "emulated");
+	 *   pmr:BDF         the Persistent Memory Region of the NVMe controller
+	 *                   at PCI address BDF (e.g. pmr:0000:00:04.0);
+	 *   fakepmr:PATH    a file-backed simulated PMR (for tests; emulated).
+	 */
+	const char *target;
+	/* Create: bytes of the log, superblocks included; 0 = the target's size
+	 * (block devices, regions, existing files). Rounded down to blocks. */
+	uint64_t capacity_bytes;
+	uint32_t flags;                /* enum pmwal_open_flags */
+	uint32_t commit_policy;        /* enum pmwal_commit_policy */
+	uint32_t group_window_us;      /* leader waits this long to gather (0: none) */
+	uint32_t group_bytes_max;      /* payload bytes in one group write; 0 = 1 MiB */
+	uint32_t record_bytes_max;     /* create: largest record; 0 = 16 MiB */
+	uint32_t queue_depth;          /* io_uring entries; 0 = 64 */
+	/* Where pmwal_open() writes a message if it fails (may be NULL). */
+	char *errmsg_buf;
+	size_t errmsg_len;
+	uint64_t reserved[8];          /* must be zero */
+};
+
+/* Recovery verdicts (RELIABILITY.md). */
+enum pmwal_verdict {
+	PMWAL_CLEAN = 0,     /* the log ends where its last write group ended */
+	PMWAL_TORN_TAIL = 1, /* an unacknowledged tail was cut off */
+	PMWAL_CORRUPT = 2,   /* damage to data that was, or may have been, acked */
+};
+
+/* What recovery (or pmwal_verify()) found. */
+struct pmwal_report {
+	int verdict;              /* enum pmwal_verdict */
+	uint64_t records;         /* records recovered */
+	uint64_t payload_bytes;   /* their payload bytes */
+	uint64_t blocks;          /* valid blocks from head to end */
+	uint64_t first_lsn;       /* first record recovered (0 if none) */
+	uint64_t last_lsn;        /* last record recovered (0 if none) */
+	uint64_t end_offset;      /* byte offset where the valid log ends */
+	uint64_t corrupt_lsn;     /* CORRUPT: first LSN in the damaged block */
+	uint64_t corrupt_offset;  /* CORRUPT: byte offset of the damaged block */
+	uint64_t torn_blocks;     /* TORN_TAIL: blocks of the unacked group cut off */
+	uint64_t skipped_blocks;  /* SALVAGE: damaged blocks skipped */
+	uint64_t skipped_records; /* SALVAGE: records lost with them */
+	uint64_t durable_hint;    /* highest acked LSN the log itself attests */
+	uint64_t elapsed_ns;      /* time the scan took */
+	char detail[256];         /* one line for people */
+};
+
+/* What a log is and how it is written (pmwal_stat()). */
+struct pmwal_info {
+	char target[256];
+	char medium[16];       /* "file", "blockdev", "pmem", "devdax", "pmr", "fakepmr" */
+	char io_path[16];      /* "io_uring", "psync", "mapped" */
+	char durability[64];   /* how a group is made durable, e.g. "fua (RWF_DSYNC)" */
+	char granularity[16];  /* mapped media: "byte", "cache-line", "page" */
+	int emulated;          /* 1: not real persistent media; label results */
+	int direct_io;         /* 1: O_DIRECT */
+	uint32_t block_bytes;
+	uint32_t sector_bytes; /* device logical sector / alignment */
+	uint32_t atomic_write_bytes; /* device atomic write unit in use (0: none) */
+	uint32_t format_version;
+	uint32_t epoch;
+	uint32_t record_bytes_max;
+	uint64_t log_id;
+	uint64_t capacity_bytes;
+	uint64_t capacity_blocks;  /* ring blocks (superblocks not counted) */
+	uint64_t head_lsn;         /* oldest record kept */
+	uint64_t next_lsn;         /* LSN the next append gets */
+	uint64_t durable_lsn;      /* highest durable LSN (0: none) */
+	uint64_t used_blocks;      /* ring blocks holding live records */
+	uint64_t groups_written;   /* group-commit writes since open */
+	uint64_t records_written;  /* records appended since open */
+};
+
+struct pmwal;
+struct pmwal_iter;
+
+/*
+ * Open (or with PMWAL_OPEN_CREATE, create) the log described by @opt.
+ * On open, recovery runs: *@out gets a handle only if the verdict is CLEAN or
+ * TORN_TAIL (the unacknowledged tail is cut off and will be overwritten), or
+ * with PMWAL_OPEN_SALVAGE set. pmwal_recovery_report() returns the details.
+ *
+ * @opt: in; not kept after return (target is copied).
+ * @out: out; the handle, or NULL on failure.
+ * Returns 0, or PMWAL_EBADOPT, PMWAL_EFORMAT, PMWAL_ECORRUPT (strict mode,
+ * damage to durable data: nothing was changed on the medium),
+ * PMWAL_EUNSUPPORTED (io_uring or O_DIRECT refused; the message says what to
+ * do), PMWAL_ENOTDURABLE, or -errno (ENOENT, EACCES, EBUSY, EIO, ENOMEM...).
+ * Durability: creating a log makes its superblocks durable before returning.
+ */
+int pmwal_open(const struct pmwal_options *opt, struct pmwal **out);
+
+/*
+ * Close the log. Appends staged but not yet durable are made durable first
+ * (unless the log has failed). Accepts NULL.
+ * Returns 0, or the error of that last flush (the records are then not acked).
+ */
+int pmwal_close(struct pmwal *w);
+
+/*
+ * Append one record of @len bytes (1 .. record_bytes_max).
+ * @lsn_out: out, may be NULL; the record's LSN (LSNs start at 1, increase by
+ * one per record, are never reused).
+ * With PMWAL_COMMIT_DURABLE it returns once the record is durable; with
+ * PMWAL_COMMIT_BUFFERED once it is staged. Concurrent callers are gathered into
+ * group writes by one leader (group commit).
+ * Returns 0, PMWAL_ETOOBIG, PMWAL_EFULL (nothing overwritten; release
+ * records), PMWAL_EFAILED (sticky), PMWAL_EREADONLY, or -EINVAL (len 0).
+ */
+int pmwal_append(struct pmwal *w, const void *data, size_t len, uint64_t *lsn_out);
+
+/*
+ * Append @count records at once, one per iovec, with consecutive LSNs; they
+ * go to the medium in one group. @first_lsn_out gets the first LSN.
+ * All or nothing: on failure none of them was appended.
+ * Returns as pmwal_append(), and -EINVAL for count < 1 or an empty iovec.
+ */
+int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count,
+		  uint64_t *first_lsn_out);
+
+/*
+ * Called once the record is durable (status 0) or can never be (status < 0,
+ * the sticky error). Runs on a pmwal thread or an appending thread; it must
+ * not call pmwal_close() and should return quickly.
+ */
+typedef void (*pmwal_durable_fn)(void *arg, uint64_t lsn, int status);
+
+/*
+ * Append one record without waiting; @cb runs once it is durable. Whatever
+ * the commit policy, the call returns after staging. Returns as pmwal_append()
+ * (on failure @cb is never called).
+ */
+int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_durable_fn cb,
+		       void *arg, uint64_t *lsn_out);
+
+/*
+ * Wait until every record up to @lsn is durable, writing staged records if
+ * needed. Returns 0, PMWAL_ERANGE (@lsn never appended), PMWAL_EFAILED.
+ */
+int pmwal_wait(struct pmwal *w, uint64_t lsn);
+
+/* Make every record appended so far durable. Returns as pmwal_wait(). */
+int pmwal_sync(struct pmwal *w);
+
+/* The highest durable LSN (0 if none yet). Never ahead of the medium. */
+uint64_t pmwal_durable_lsn(struct pmwal *w);
+
+/*
+ * Release every record with an LSN below @lsn (the caller has checkpointed
+ * them): their blocks may be overwritten. The new head is made durable before
+ * returning. Releasing below the current head is a no-op.
+ * Returns 0, PMWAL_ERANGE (@lsn beyond durable_lsn + 1), PMWAL_EFAILED,
+ * PMWAL_EREADONLY, or -errno from the superblock write.
+ */
+int pmwal_release(struct pmwal *w, uint64_t lsn);
+
+/*
+ * An iterator over durable records in LSN order, from @from_lsn (0 = the
+ * head). It follows the log: when it reaches the end, pmwal_iter_next()
+ * returns 0, and a later call returns records made durable since.
+ * Returns 0, PMWAL_ERANGE (@from_lsn released or beyond next_lsn), -ENOMEM.
+ */
+int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out);
+
+/*
+ * Next record: 1 and *@lsn, *@data, *@len set (the data stays valid until the
+ * next call on this iterator); 0 at the durable end; or < 0: PMWAL_ECORRUPT
+ * (a block changed under the reader), PMWAL_ERANGE (the reader fell behind a
+ * pmwal_release() and its records were overwritten), -EIO.
+ */
+int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, size_t *len);
+
+/* Free an iterator. Accepts NULL. */
+void pmwal_iter_close(struct pmwal_iter *it);
+
+/* Fill @info. Returns 0. */
+int pmwal_stat(struct pmwal *w, struct pmwal_info *info);
+
+/* What recovery found when this handle was opened. Never NULL. */
+const struct pmwal_report *pmwal_recovery_report(struct pmwal *w);
+
+/*
+ * Scan the log at @opt->target read-only (nothing is written, not even the
+ * recovery epoch) and fill @rep. A corrupt log is a successful scan with
+ * verdict PMWAL_CORRUPT. Returns 0, or as pmwal_open() when the target cannot
+ * be read or is not a pmwal log.
+ */
+int pmwal_verify(const struct pmwal_options *opt, struct pmwal_report *rep);
+
+/* Text for any pmwal or errno code. Never NULL. */
+const char *pmwal_strerror(int err);
+
+/* The handle's last error message (path, LSN, offset); "" if none. */
+const char *pmwal_errmsg(struct pmwal *w);
+
+/* Library version as "MAJOR.MINOR.PATCH". */
+const char *pmwal_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PMWAL_H */

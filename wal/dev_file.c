@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dev_file.c - files and block devices: io_uring with O_DIRECT, registered
+ * buffers and file, and durability by FUA writes (RWF_DSYNC) or by writes
+ * followed by fdatasync issued only after every write completed. The same file
+ * also holds the psync fallback (pwritev2), chosen only on request, for
+ * kernels or sandboxes that refuse io_uring.
+ *
+ * The leader of a group is the only thread that calls commit(); read() is a
+ * plain pread and may run on any thread at the same time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "device.h"
+#include "format.h"
+
+/* Newer than Debian 12's headers: guarded, with the kernel's values. */
+#ifndef RWF_ATOMIC
+#define RWF_ATOMIC 0x00000040
+#endif
+#define WAL_STATX_WRITE_ATOMIC 0x00010000u
+#define WAL_STATX_ATOMIC_MIN_OFF 0xa8
+#define WAL_STATX_ATOMIC_MAX_OFF 0xac
+#define WAL_ZERO_CHUNK_BYTES (1u << 20)
+#define WAL_MAX_FIXED_BUFS 4
+
+struct file_dev {
+	struct wal_dev dev; /* first: a struct wal_dev * is a struct file_dev * */
+	int fd;
+	bool uring;
+	bool fua;
+	bool atomic;
+	bool fixed_file;
+	struct io_uring ring;
+	unsigned int queue_depth;
+	int nbufs;
+	const uint8_t *buf_base[WAL_MAX_FIXED_BUFS];
+	size_t buf_len[WAL_MAX_FIXED_BUFS];
+};
+
+/* A write still to be done (short writes leave a remainder). */
+struct pending {
+	const uint8_t *buf;
+	size_t len;
+	uint64_t off;
+};
+
+static int fixed_index(const struct file_dev *f, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	for (int i = 0; i < f->nbufs; i++)
+		if (p >= f->buf_base[i] && p + len <= f->buf_base[i] + f->buf_len[i])
+			return i;
+	return -1;
+}
+
+static void prep_write(struct file_dev *f, struct io_uring_sqe *sqe, const struct pending *w,
+		       int idx)
+{
+	int fd = f->fixed_file ? 0 : f->fd;
+	int bi = fixed_index(f, w->buf, w->len);
+
+	if (bi >= 0)
+		io_uring_prep_write_fixed(sqe, fd, w->buf, (unsigned int)w->len, w->off, bi);
+	else
+		io_uring_prep_write(sqe, fd, w->buf, (unsigned int)w->len, w->off);
+	if (f->fixed_file)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	sqe->rw_flags = (f->fua ? RWF_DSYNC : 0) | (f->atomic ? RWF_ATOMIC : 0);
+	io_uring_sqe_set_data64(sqe, (uint64_t)idx);
+}
+
+/* Splits the group into writes the device takes whole: 4 KiB pieces when
+ * atomic writes are on (RWF_ATOMIC wants one unit per write), else <= 1 MiB. */
+static int split_ios(const struct file_dev *f, const struct wal_io *ios, int count,
+		     struct pending **out)
+{
+	size_t piece = f->atomic ? WAL_BLOCK_BYTES : (1u << 20);
+	size_t n = 0;
+
+	for (int i = 0; i < count; i++)
+		n += (ios[i].len + piece - 1) / piece;
+	struct pending *w = calloc(n ? n : 1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	n = 0;
+	for (int i = 0; i < count; i++)
+		for (size_t done = 0; done < ios[i].len; done += piece) {
+			size_t len = ios[i].len - done < piece ? ios[i].len - done : piece;
+
+			w[n++] = (struct pending){ (const uint8_t *)ios[i].buf + done, len,
+						   ios[i].off + done };
+		}
+	*out = w;
+	return (int)n;
+}
+
+static int uring_flush(struct file_dev *f)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
+	struct io_uring_cqe *cqe;
+	int rc;
+
+	io_uring_prep_fsync(sqe, f->fixed_file ? 0 : f->fd, IORING_FSYNC_DATASYNC);
+	if (f->fixed_file)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	rc = io_uring_submit_and_wait(&f->ring, 1);
+	if (rc < 0)
+		return rc;
+	rc = io_uring_wait_cqe(&f->ring, &cqe);
+	if (rc < 0)
+		return rc;
+	rc = cqe->res;
+	io_uring_cqe_seen(&f->ring, cqe);
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * Keeps up to queue_depth writes in flight; a short write is resubmitted for
+ * its remainder. Completions arrive in any order: we only count them, and the
+ * flush (if any) is issued after the last one.
+ */
+static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
+{
+	struct file_dev *f = (struct file_dev *)dev;
+	struct pending *w;
+	int n = split_ios(f, ios, count, &w);
+	int next = 0, inflight = 0, rc = 0;
+
+	if (n < 0)
+		return n;
+	while ((next < n || inflight > 0) && rc == 0) {
+		while (next < n && inflight < (int)f->queue_depth) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
+
+			if (!sqe)
+				break;
+			prep_write(f, sqe, &w[next], next);
+			next++;
+			inflight++;
+		}
+		int s = io_uring_submit_and_wait(&f->ring, 1);
+
+		if (s < 0) {
+			rc = s;
+			break;
+		}
+		struct io_uring_cqe *cqe;
+		unsigned int head, seen = 0;
+
+		io_uring_for_each_cqe(&f->ring, head, cqe)
+		{
+			struct pending *p = &w[io_uring_cqe_get_data64(cqe)];
+
+			seen++;
+			inflight--;
+			if (cqe->res < 0) {
+				rc = cqe->res;
+			} else if ((size_t)cqe->res < p->len) {
+				if (cqe->res == 0) {
+					rc = -EIO;
+					continue;
+				}
+				/* Short write: the rest goes again at the right offset. */
+				p->buf += cqe->res;
+				p->len -= (size_t)cqe->res;
+				p->off += (uint64_t)cqe->res;
+				struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
+
+				if (!sqe) {
+					rc = -EBUSY;
+					continue;
+				}
+				prep_write(f, sqe, p, (int)(p - w));
+				inflight++;
+			}
+		}
+		io_uring_cq_advance(&f->ring, seen);
+	}
+	/* Never leave writes in flight behind an error: drain them. */
+	while (inflight > 0) {
+		struct io_uring_cqe *cqe;
+
+		if (io_uring_wait_cqe(&f->ring, &cqe) < 0)
+			break;
+		io_uring_cqe_seen(&f->ring, cqe);
+		inflight--;
+	}
+	free(w);
+	if (rc == 0 && !f->fua)
+		rc = uring_flush(f);
+	return rc;
+}
+
+static int psync_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
+{
+	struct file_dev *f = (struct file_dev *)dev;
+
+	for (int i = 0; i < count; i++) {
+		const uint8_t *p = ios[i].buf;
+		size_t left = ios[i].len;
+		uint64_t off = ios[i].off;
+
+		while (left > 0) {
+			struct iovec iov = { (void *)p, left };
+			ssize_t n = pwritev2(f->fd, &iov, 1, (off_t)off, f->fua ? RWF_DSYNC : 0);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				return -EIO;
+			p += n;
+			left -= (size_t)n;
+			off += (uint64_t)n;
+		}
+	}
+	if (!f->fua && fdatasync(f->fd) < 0)
+		return -errno;
+	return 0;
+}
+
+static int file_read(struct wal_dev *dev, void *buf, size_t len, uint64_t off)
+{
+	struct file_dev *f = (struct file_dev *)dev;
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pread(f->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO; /* past the end: the file was truncated under us */
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void file_close(struct wal_dev *dev)
+{
+	struct file_dev *f = (struct file_dev *)dev;
+
+	if (!f)
+		return;
+	if (f->uring)
+		io_uring_queue_exit(&f->ring);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f);
+}
+
+static int file_register_buffers(struct wal_dev *dev, void *const *bufs, const size_t *lens,
+				 int count)
+{
+	struct file_dev *f = (struct file_dev *)dev;
+	struct iovec iov[WAL_MAX_FIXED_BUFS] = { { 0 } };
+
+	if (!f->uring || count > WAL_MAX_FIXED_BUFS)
+		return 0;
+	for (int i = 0; i < count; i++)
+		iov[i] = (struct iovec){ bufs[i], lens[i] };
+	/* Registration pins memory; where the limit refuses, plain writes do. */
+	if (io_uring_register_buffers(&f->ring, iov, (unsigned int)count) < 0)
+		return 0;
+	for (int i = 0; i < count; i++) {
+		f->buf_base[i] = bufs[i];
+		f->buf_len[i] = lens[i];
+	}
+	f->nbufs = count;
+	return 0;
+}
+
+static const struct wal_dev_ops uring_ops = { uring_commit, file_read, file_close };
+static const struct wal_dev_ops psync_ops = { psync_commit, file_read, file_close };
+
+/* The device's atomic write unit from statx, raw because glibc 2.36 predates it. */
+static void probe_atomic(struct file_dev *f, uint32_t *unit_min, uint32_t *unit_max)
+{
+	_Alignas(8) uint8_t stx[256] = { 0 };
+
+	*unit_min = *unit_max = 0;
+	if (syscall(SYS_statx, f->fd, "", AT_EMPTY_PATH, WAL_STATX_WRITE_ATOMIC, stx) != 0)
+		return;
+	if (!(wal_get32(stx) & WAL_STATX_WRITE_ATOMIC))
+		return;
+	*unit_min = wal_get32(stx + WAL_STATX_ATOMIC_MIN_OFF);
+	*unit_max = wal_get32(stx + WAL_STATX_ATOMIC_MAX_OFF);
+}
+
+/* Zero-fills a new file so the log never writes into unwritten extents (each
+ * such write would need a metadata commit before it is durable). */
+static int zero_fill(int fd, uint64_t from, uint64_t to)
+{
+	void *zero;
+	int rc = 0;
+
+	if (posix_memalign(&zero, WAL_BLOCK_BYTES, WAL_ZERO_CHUNK_BYTES))
+		return -ENOMEM;
+	memset(zero, 0, WAL_ZERO_CHUNK_BYTES);
+	for (uint64_t off = from; off < to && rc == 0;) {
+		size_t len = to - off < WAL_ZERO_CHUNK_BYTES ? (size_t)(to - off)
+							     : WAL_ZERO_CHUNK_BYTES;
+		ssize_t n = pwrite(fd, zero, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			rc = n < 0 ? -errno : -EIO;
+		else
+			off += (uint64_t)n;
+	}
+	free(zero);
+	if (rc == 0 && fdatasync(fd) < 0)
+		rc = -errno;
+	return rc;
+}
+
+static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
+{
+	int flags = (p->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+
+	if (!p->buffered_io)
+		flags |= O_DIRECT;
+	if (p->create_bytes)
+		flags |= O_CREAT | (p->create_excl ? O_EXCL : 0);
+	int fd = open(p->target, flags, 0644);
+
+	if (fd >= 0)
+		return fd;
+	int e = errno;
+
+	if (e == EINVAL && !p->buffered_io) {
+		snprintf(err, errlen,
+			 "%s: the filesystem refuses O_DIRECT (EINVAL, tmpfs does); put the log on "
+			 "a filesystem or block device with direct I/O, or open it buffered "
+			 "(--buffered, PMWAL_OPEN_BUFFERED_IO)",
+			 p->target);
+		return PMWAL_EUNSUPPORTED;
+	}
+	if (e == ENOENT)
+		snprintf(err, errlen, "%s: no such file or device%s", p->target,
+			 p->create_bytes ? " (its directory is missing)"
+					 : "; create the log first (pmwal create)");
+	else if (e == EEXIST)
+		snprintf(err, errlen, "%s: already exists; remove it or open without EXCL",
+			 p->target);
+	else if (e == EACCES || e == EPERM || e == EROFS)
+		snprintf(err, errlen, "%s: %s; check permissions (block devices need root)",
+			 p->target, strerror(e));
+	else
+		snprintf(err, errlen, "%s: open: %s", p->target, strerror(e));
+	return -e;
+}
+
+static int setup_geometry(struct file_dev *f, const struct wal_dev_params *p, char *err,
+			  size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(f->fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes = 0;
+		int lbs = 512;
+
+		if (ioctl(f->fd, BLKGETSIZE64, &bytes) < 0 || ioctl(f->fd, BLKSSZGET, &lbs) < 0)
+			return -errno;
+		if (lbs > (int)WAL_BLOCK_BYTES || WAL_BLOCK_BYTES % (unsigned int)lbs) {
+			snprintf(err, errlen,
+				 "%s: logical sector of %d bytes; pmwal needs one that divides "
+				 "4096 (reformat the namespace to 512 or 4096)",
+				 p->target, lbs);
+			return PMWAL_EUNSUPPORTED;
+		}
+		f->dev.size_bytes = bytes;
+		f->dev.sector_bytes = (uint32_t)lbs;
+		snprintf(f->dev.medium, sizeof(f->dev.medium), "blockdev");
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file or block device", p->target);
+		return -EINVAL;
+	}
+	if (p->create_bytes && (uint64_t)st.st_size < p->create_bytes) {
+		int rc = posix_fallocate(f->fd, 0, (off_t)p->create_bytes);
+
+		if (rc) {
+			snprintf(err, errlen, "%s: cannot allocate %llu bytes: %s", p->target,
+				 (unsigned long long)p->create_bytes, strerror(rc));
+			return -rc;
+		}
+		rc = zero_fill(f->fd, (uint64_t)st.st_size, p->create_bytes);
+		if (rc) {
+			snprintf(err, errlen, "%s: zero-filling the new log: %s", p->target,
+				 strerror(-rc));
+			return rc;
+		}
+		st.st_size = (off_t)p->create_bytes;
+	}
+	f->dev.size_bytes = (uint64_t)st.st_size;
+	f->dev.sector_bytes = WAL_BLOCK_BYTES;
+	snprintf(f->dev.medium, sizeof(f->dev.medium), "file");
+	return 0;
+}
+
+static int setup_uring(struct file_dev *f, const struct wal_dev_params *p, char *err,
+		       size_t errlen)
+{
+	f->queue_depth = p->queue_depth ? p->queue_depth : 64;
+	int rc = io_uring_queue_init(f->queue_depth, &f->ring, 0);
+
+	if (rc < 0) {
+		snprintf(err, errlen,
+			 "%s: io_uring refused (%s): the kernel has it disabled "
+			 "(sysctl kernel.io_uring_disabled) or a seccomp filter blocks it; "
+			 "allow it, or use the pwritev fallback (--no-uring, PMWAL_OPEN_NO_URING)",
+			 p->target, strerror(-rc));
+		return PMWAL_EUNSUPPORTED;
+	}
+	f->uring = true;
+	f->fixed_file = io_uring_register_files(&f->ring, &f->fd, 1) == 0;
+	return 0;
+}
+
+int wal_dev_open_file(const struct wal_dev_params *p, struct wal_dev **out, char *err,
+		      size_t errlen)
+{
+	struct file_dev *f = calloc(1, sizeof(*f));
+	int rc;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	f->fd = open_fd(p, err, errlen);
+	if (f->fd < 0) {
+		rc = f->fd;
+		goto err_free;
+	}
+	rc = setup_geometry(f, p, err, errlen);
+	if (rc)
+		goto err_close;
+	if (!p->no_uring && !p->readonly) {
+		rc = setup_uring(f, p, err, errlen);
+		if (rc)
+			goto err_close;
+	}
+	uint32_t amin, amax;
+
+	probe_atomic(f, &amin, &amax);
+	f->atomic = !p->buffered_io && amin && amin <= WAL_BLOCK_BYTES && amax >= WAL_BLOCK_BYTES;
+	f->fua = !p->fdatasync;
+	f->dev.ops = f->uring ? &uring_ops : &psync_ops;
+	f->dev.register_buffers = file_register_buffers;
+	f->dev.atomic_write_bytes = f->atomic ? WAL_BLOCK_BYTES : 0;
+	f->dev.caps = (f->atomic ? WAL_CAP_ATOMIC_BLOCK : 0) | (p->buffered_io ? 0 : WAL_CAP_DIRECT);
+	snprintf(f->dev.io_path, sizeof(f->dev.io_path), "%s", f->uring ? "io_uring" : "psync");
+	snprintf(f->dev.durability, sizeof(f->dev.durability), "%s%s",
+		 f->fua ? "fua (RWF_DSYNC writes)" : "fdatasync after write completion",
+		 f->atomic ? ", RWF_ATOMIC 4 KiB" : ", no atomic write unit");
+	*out = &f->dev;
+	return 0;
+err_close:
+	close(f->fd);
+err_free:
+	free(f);
+	return rc;
+}

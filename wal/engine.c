@@ -1,0 +1,1191 @@
+// SPDX-License-Identifier: MIT
+/*
+ * engine.c - the log engine: open and create, the append path with group
+ * commit, durability waits, release, iterators and close.
+ *
+ * The data path of one durable append reads as a straight line:
+ *   pmwal_append -> stage_add (reserve LSN and blocks under the lock, copy the
+ *   record into the open group's blocks) -> lead (one appender becomes leader,
+ *   swaps the staging buffers, seals the group's headers and checksums outside
+ *   the lock) -> dev->ops->commit (device write + durability) -> durable_lsn
+ *   advances -> waiting appenders and callbacks are released.
+ *
+ * Two staging buffers: appenders fill one while the leader writes the other,
+ * so at most one group is in flight (the format's acknowledgement rule needs
+ * that) and there is no added delay at low load: a lone appender leads its own
+ * group at once. Bounds: a group holds at most group_blocks_max blocks;
+ * appenders that do not fit wait for the buffer swap.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "engine.h"
+
+#define WAL_GROUP_BYTES_DEFAULT (1u << 20)
+#define WAL_QUEUE_DEPTH_MAX 4096u
+#define WAL_WINDOW_US_MAX 1000000u
+
+struct async_cb {
+	uint64_t lsn;
+	pmwal_durable_fn fn;
+	void *arg;
+};
+
+/* One group being filled (or written). */
+struct stage {
+	uint8_t *buf;
+	uint32_t cap_blocks;
+	uint32_t nblocks;    /* blocks started (the last one may be partial) */
+	uint32_t fill;       /* payload bytes used in the last block */
+	uint64_t first_lsn;
+	uint64_t last_lsn;
+	uint64_t nrecords;
+	struct async_cb *cbs;
+	size_t ncbs, cap_cbs;
+};
+
+struct pmwal {
+	struct wal_dev *dev;
+	struct wal_sb sb;          /* as last written; head fields under mu */
+	struct pmwal_report report;
+	uint32_t flags;
+	uint32_t policy;
+	uint32_t window_us;
+	uint32_t group_bytes_max;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv_done;    /* a group finished (durable or failed) */
+	pthread_cond_t cv_work;    /* committer: staged records wait */
+	pthread_mutex_t io_mu;     /* one device writer at a time (leader, release) */
+	struct stage stage[2];
+	int active;                /* the stage accepting records */
+	bool leading;              /* a group is being written */
+	bool closing;
+	bool committer_started;
+	pthread_t committer;
+	uint64_t next_lsn;
+	uint64_t durable_lsn;
+	uint64_t next_seq;         /* seq of the next group's first block */
+	uint64_t prev_checksum;    /* checksum of block next_seq-1 */
+	uint64_t head_seq, head_lsn;
+	int failed;                /* sticky: first write or flush error */
+	uint64_t groups_written, records_written;
+	char target[256];
+	char errmsg[512];
+};
+
+struct pmwal_iter {
+	struct pmwal *w;
+	uint64_t seq;      /* next block to read */
+	uint64_t lsn_next; /* LSN of the next record to start */
+	uint64_t from_lsn;
+	uint8_t *block;    /* one block, aligned for O_DIRECT */
+	uint8_t *rec;      /* reassembly buffer */
+	size_t rec_cap;
+	size_t pos;        /* payload offset of the next record header in block */
+	uint32_t end;      /* payload_bytes of block */
+	bool have_block;
+};
+
+static void set_err(struct pmwal *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int wal_lead(struct pmwal *w);
+
+static void set_err(struct pmwal *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->errmsg, sizeof(w->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+static void open_err(const struct pmwal_options *opt, const char *msg)
+{
+	if (opt && opt->errmsg_buf && opt->errmsg_len)
+		snprintf(opt->errmsg_buf, opt->errmsg_len, "%s", msg);
+}
+
+static uint64_t now_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static int check_options(const struct pmwal_options *opt, char *err, size_t errlen)
+{
+	const uint32_t known = PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL | PMWAL_OPEN_READONLY |
+			       PMWAL_OPEN_SALVAGE | PMWAL_OPEN_BUFFERED_IO |
+			       PMWAL_OPEN_NO_URING | PMWAL_OPEN_FDATASYNC;
+
+	if (!opt) {
+		snprintf(err, errlen, "options: NULL");
+		return PMWAL_EBADOPT;
+	}
+	for (size_t i = 0; i < sizeof(opt->reserved) / sizeof(opt->reserved[0]); i++)
+		if (opt->reserved[i]) {
+			snprintf(err, errlen, "options.reserved[%zu]: must be zero", i);
+			return PMWAL_EBADOPT;
+		}
+	if (!opt->target || !opt->target[0]) {
+		snprintf(err, errlen, "options.target: empty; name a file, device or region");
+		return PMWAL_EBADOPT;
+	}
+	if (strlen(opt->target) >= 256) {
+		snprintf(err, errlen, "options.target: longer than 255 bytes");
+		return PMWAL_EBADOPT;
+	}
+	if (opt->flags & ~known) {
+		snprintf(err, errlen, "options.flags: unknown bits 0x%x", opt->flags & ~known);
+		return PMWAL_EBADOPT;
+	}
+	if ((opt->flags & PMWAL_OPEN_CREATE) && (opt->flags & PMWAL_OPEN_READONLY)) {
+		snprintf(err, errlen, "options.flags: CREATE and READONLY together");
+		return PMWAL_EBADOPT;
+	}
+	if ((opt->flags & PMWAL_OPEN_EXCL) && !(opt->flags & PMWAL_OPEN_CREATE)) {
+		snprintf(err, errlen, "options.flags: EXCL without CREATE");
+		return PMWAL_EBADOPT;
+	}
+	if (opt->commit_policy > PMWAL_COMMIT_BUFFERED) {
+		snprintf(err, errlen, "options.commit_policy: %u is not a policy",
+			 opt->commit_policy);
+		return PMWAL_EBADOPT;
+	}
+	if (opt->group_window_us > WAL_WINDOW_US_MAX) {
+		snprintf(err, errlen, "options.group_window_us: %u is above 1 s",
+			 opt->group_window_us);
+		return PMWAL_EBADOPT;
+	}
+	if (opt->group_bytes_max && (opt->group_bytes_max < WAL_BLOCK_BYTES ||
+				     opt->group_bytes_max > (256u << 20))) {
+		snprintf(err, errlen, "options.group_bytes_max: %u is outside 4 KiB .. 256 MiB",
+			 opt->group_bytes_max);
+		return PMWAL_EBADOPT;
+	}
+	if (opt->record_bytes_max > WAL_RECORD_MAX_LIMIT) {
+		snprintf(err, errlen, "options.record_bytes_max: %u is above 1 GiB",
+			 opt->record_bytes_max);
+		return PMWAL_EBADOPT;
+	}
+	if (opt->queue_depth > WAL_QUEUE_DEPTH_MAX) {
+		snprintf(err, errlen, "options.queue_depth: %u is above %u", opt->queue_depth,
+			 WAL_QUEUE_DEPTH_MAX);
+		return PMWAL_EBADOPT;
+	}
+	return 0;
+}
+
+/* ---- superblock --------------------------------------------------------- */
+
+/* Writes the next superblock copy and makes it durable (caller holds io_mu). */
+static int write_sb(struct pmwal *w, struct wal_sb *sb)
+{
+	uint8_t *buf = wal_alloc_io(WAL_SB_BYTES);
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	sb->sb_seq++;
+	wal_sb_encode(sb, buf);
+	struct wal_io io = { buf, WAL_SB_BYTES, (sb->sb_seq % WAL_SB_COPIES) * WAL_SB_BYTES };
+
+	rc = w->dev->ops->commit(w->dev, &io, 1);
+	free(buf);
+	return rc;
+}
+
+static int format_log(struct pmwal *w, const struct pmwal_options *opt, char *err,
+		      size_t errlen)
+{
+	struct wal_sb *sb = &w->sb;
+	uint64_t cap = opt->capacity_bytes ? opt->capacity_bytes : w->dev->size_bytes;
+	uint32_t rec_max = opt->record_bytes_max ? opt->record_bytes_max
+						 : WAL_RECORD_MAX_DEFAULT;
+
+	if (cap > w->dev->size_bytes) {
+		snprintf(err, errlen, "options.capacity_bytes: %llu is larger than the target (%llu bytes)",
+			 (unsigned long long)cap, (unsigned long long)w->dev->size_bytes);
+		return PMWAL_EBADOPT;
+	}
+	if (cap < WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES) {
+		snprintf(err, errlen, "options.capacity_bytes: %llu is below the minimum of %u bytes",
+			 (unsigned long long)cap,
+			 WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES);
+		return PMWAL_EBADOPT;
+	}
+	memset(sb, 0, sizeof(*sb));
+	sb->format_version = PMWAL_FORMAT_VERSION;
+	sb->block_bytes = WAL_BLOCK_BYTES;
+	while (sb->log_id == 0)
+		if (getrandom(&sb->log_id, sizeof(sb->log_id), 0) != sizeof(sb->log_id))
+			sb->log_id = now_realtime_ns() ^ (uint64_t)(uintptr_t)w;
+	sb->capacity_blocks = (cap - WAL_RING_OFFSET) / WAL_BLOCK_BYTES;
+	sb->epoch = 1;
+	sb->record_bytes_max = rec_max;
+	sb->head_seq = 0;
+	sb->head_lsn = 1;
+	uint64_t group_payload = rec_max + WAL_REC_HDR_BYTES;
+
+	if (group_payload < w->group_bytes_max)
+		group_payload = w->group_bytes_max;
+	sb->group_blocks_max = wal_blocks_for_bytes(group_payload) + 1;
+	if (sb->group_blocks_max > sb->capacity_blocks) {
+		snprintf(err, errlen,
+			 "options.capacity_bytes: %llu bytes cannot hold one group of a %u-byte "
+			 "record; make the log larger or record_bytes_max smaller",
+			 (unsigned long long)cap, rec_max);
+		return PMWAL_EBADOPT;
+	}
+	sb->create_time_ns = now_realtime_ns();
+	/* Both copies, so a stale copy of an earlier log can never win. */
+	int rc = write_sb(w, sb);
+
+	if (!rc)
+		rc = write_sb(w, sb);
+	if (rc)
+		snprintf(err, errlen, "writing the superblocks: %s", strerror(-rc));
+	return rc;
+}
+
+/* ---- staging ------------------------------------------------------------ */
+
+static uint8_t *stage_block(struct stage *s, uint32_t i)
+{
+	return s->buf + (size_t)i * WAL_BLOCK_BYTES;
+}
+
+static void stage_reset(struct stage *s)
+{
+	s->nblocks = 0;
+	s->fill = 0;
+	s->first_lsn = s->last_lsn = 0;
+	s->nrecords = 0;
+	s->ncbs = 0;
+}
+
+/* Starts a fresh block: zeroed, so the padding the checksum covers is zero. */
+static void stage_new_block(struct stage *s, uint64_t first_lsn)
+{
+	uint8_t *b = stage_block(s, s->nblocks);
+
+	memset(b, 0, WAL_BLOCK_BYTES);
+	wal_put16(b + 14, WAL_NO_RECORD);
+	wal_put64(b + 40, first_lsn);
+	s->nblocks++;
+	s->fill = 0;
+}
+
+/* Blocks the stage would hold after adding records of @bytes payload. */
+static uint32_t stage_blocks_after(const struct stage *s, uint64_t bytes)
+{
+	uint32_t n = s->nblocks;
+	uint64_t fill = s->fill;
+
+	if (n == 0) {
+		n = 1;
+		fill = 0;
+	}
+	if (WAL_PAYLOAD_BYTES - fill < WAL_REC_HDR_BYTES) {
+		n++;
+		fill = 0;
+	}
+	uint64_t room = WAL_PAYLOAD_BYTES - fill;
+
+	if (bytes <= room)
+		return n;
+	return n + wal_blocks_for_bytes(bytes - room);
+}
+
+/* Copies one record into the stage, spanning blocks; the record header never
+ * straddles two blocks. */
+static void stage_copy(struct stage *s, uint64_t lsn, const void *data, size_t len)
+{
+	const uint8_t *src = data;
+
+	if (s->nblocks == 0 || WAL_PAYLOAD_BYTES - s->fill < WAL_REC_HDR_BYTES)
+		stage_new_block(s, lsn);
+	uint8_t *b = stage_block(s, s->nblocks - 1);
+
+	if (wal_get16(b + 14) == WAL_NO_RECORD) {
+		wal_put16(b + 14, (uint16_t)s->fill);
+		wal_put64(b + 40, lsn);
+	}
+	wal_put32(b + WAL_HDR_BYTES + s->fill, (uint32_t)len);
+	s->fill += WAL_REC_HDR_BYTES;
+	while (len > 0) {
+		if (s->fill == WAL_PAYLOAD_BYTES) {
+			wal_put16(b + 12, WAL_PAYLOAD_BYTES);
+			stage_new_block(s, lsn);
+			b = stage_block(s, s->nblocks - 1);
+		}
+		size_t take = WAL_PAYLOAD_BYTES - s->fill < len ? WAL_PAYLOAD_BYTES - s->fill : len;
+
+		memcpy(b + WAL_HDR_BYTES + s->fill, src, take);
+		s->fill += (uint32_t)take;
+		src += take;
+		len -= take;
+	}
+	wal_put16(b + 12, (uint16_t)s->fill);
+	if (!s->nrecords)
+		s->first_lsn = lsn;
+	s->last_lsn = lsn;
+	s->nrecords++;
+}
+
+static uint64_t staged_blocks(const struct pmwal *w)
+{
+	return (uint64_t)w->stage[0].nblocks + w->stage[1].nblocks;
+}
+
+/*
+ * Reserves LSNs and copies @count records into the active stage, waiting for
+ * room (caller holds mu). All or nothing.
+ */
+static int stage_add(struct pmwal *w, const struct iovec *recs, int count, uint64_t *first)
+{
+	uint64_t bytes = 0;
+
+	for (int i = 0; i < count; i++) {
+		if (recs[i].iov_len == 0)
+			return -EINVAL;
+		if (recs[i].iov_len > w->sb.record_bytes_max) {
+			set_err(w, "%s: record of %zu bytes; this log's maximum is %u", w->target,
+				recs[i].iov_len, w->sb.record_bytes_max);
+			return PMWAL_ETOOBIG;
+		}
+		bytes += WAL_REC_HDR_BYTES + recs[i].iov_len;
+	}
+	uint32_t group_limit = w->group_bytes_max / WAL_PAYLOAD_BYTES;
+
+	for (;;) {
+		struct stage *s = &w->stage[w->active];
+
+		if (w->failed)
+			return PMWAL_EFAILED;
+		if (w->closing)
+			return PMWAL_ECLOSED;
+		uint32_t after = stage_blocks_after(s, bytes);
+
+		if (after > s->cap_blocks && s->nblocks == 0) {
+			set_err(w, "%s: batch of %llu bytes is larger than one group can hold",
+				w->target, (unsigned long long)bytes);
+			return PMWAL_ETOOBIG;
+		}
+		/* Staged blocks become live blocks one for one, so this is exact. */
+		uint64_t live = w->next_seq - w->head_seq + staged_blocks(w) - s->nblocks + after;
+
+		if (live > w->sb.capacity_blocks) {
+			set_err(w, "%s: log full (%llu of %llu blocks live or staged); release "
+				   "records (pmwal_release) after a checkpoint",
+				w->target, (unsigned long long)(live - after + s->nblocks),
+				(unsigned long long)w->sb.capacity_blocks);
+			return PMWAL_EFULL;
+		}
+		if (after <= s->cap_blocks && (s->nblocks == 0 || after <= group_limit))
+			break;
+		/* The open group is full: lead it out, or wait for the one in flight. */
+		if (!w->leading)
+			wal_lead(w);
+		else
+			pthread_cond_wait(&w->cv_done, &w->mu);
+	}
+	struct stage *s = &w->stage[w->active];
+
+	*first = w->next_lsn;
+	for (int i = 0; i < count; i++)
+		stage_copy(s, w->next_lsn++, recs[i].iov_base, recs[i].iov_len);
+	return 0;
+}
+
+/* ---- group commit -------------------------------------------------------- */
+
+/* Fills in what only the leader knows: position, chain and group shape. */
+static void seal_group(struct pmwal *w, struct stage *s, uint64_t durable_hint)
+{
+	uint64_t prev = w->prev_checksum;
+
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		uint8_t *b = stage_block(s, i);
+		uint64_t seq = w->next_seq + i;
+		struct wal_block_hdr h = {
+			.payload_bytes = wal_get16(b + 12),
+			.first_rec = wal_get16(b + 14),
+			.log_id = w->sb.log_id,
+			.seq = seq,
+			.prev_checksum = prev,
+			.first_lsn = wal_get64(b + 40),
+			.durable_lsn = durable_hint,
+			.epoch = w->sb.epoch,
+			.group_index = i,
+			.group_blocks = s->nblocks,
+		};
+
+		wal_block_encode_hdr(&h, b);
+		prev = wal_block_seal(b, seq % w->sb.capacity_blocks);
+	}
+}
+
+static void run_callbacks(struct stage *s, int status)
+{
+	for (size_t i = 0; i < s->ncbs; i++)
+		s->cbs[i].fn(s->cbs[i].arg, s->cbs[i].lsn, status);
+}
+
+/*
+ * Writes the active stage as one group and makes it durable. Called with mu
+ * held and !leading; returns with mu held. Other appenders keep staging into
+ * the other buffer meanwhile.
+ */
+static int wal_lead(struct pmwal *w)
+{
+	w->leading = true;
+	if (w->window_us && w->stage[w->active].nblocks > 0) {
+		/* Gather: wait for the window, or until the group is full. */
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (long)w->window_us * 1000;
+		until.tv_sec += until.tv_nsec / 1000000000;
+		until.tv_nsec %= 1000000000;
+		while (!w->closing && !w->failed &&
+		       (uint64_t)w->stage[w->active].nblocks * WAL_PAYLOAD_BYTES < w->group_bytes_max)
+			if (pthread_cond_timedwait(&w->cv_work, &w->mu, &until) == ETIMEDOUT)
+				break;
+	}
+	struct stage *s = &w->stage[w->active];
+
+	if (s->nblocks == 0 || w->failed) {
+		w->leading = false;
+		pthread_cond_broadcast(&w->cv_done);
+		return w->failed;
+	}
+	w->active ^= 1;
+	uint64_t seq0 = w->next_seq;
+	uint64_t hint = w->durable_lsn;
+	pthread_mutex_unlock(&w->mu);
+
+	seal_group(w, s, hint);
+	uint64_t n = w->sb.capacity_blocks, slot = seq0 % n;
+	uint64_t first_part = n - slot < s->nblocks ? n - slot : s->nblocks;
+	struct wal_io ios[2] = {
+		{ s->buf, first_part * WAL_BLOCK_BYTES, wal_slot_offset(slot) },
+		{ stage_block(s, (uint32_t)first_part), (s->nblocks - first_part) * WAL_BLOCK_BYTES,
+		  wal_slot_offset(0) },
+	};
+	pthread_mutex_lock(&w->io_mu);
+	int rc = w->dev->ops->commit(w->dev, ios, first_part < s->nblocks ? 2 : 1);
+	pthread_mutex_unlock(&w->io_mu);
+
+	pthread_mutex_lock(&w->mu);
+	if (rc) {
+		if (!w->failed)
+			w->failed = rc;
+		set_err(w, "%s: group write of blocks %llu..%llu (LSN %llu..%llu, offset %llu) "
+			   "failed: %s; nothing more is acknowledged, reopen the log",
+			w->target, (unsigned long long)seq0,
+			(unsigned long long)(seq0 + s->nblocks - 1),
+			(unsigned long long)s->first_lsn, (unsigned long long)s->last_lsn,
+			(unsigned long long)wal_slot_offset(slot), pmwal_strerror(rc));
+	} else {
+		w->next_seq += s->nblocks;
+		w->prev_checksum = wal_get64(stage_block(s, s->nblocks - 1));
+		w->durable_lsn = s->last_lsn;
+		w->groups_written++;
+		w->records_written += s->nrecords;
+	}
+	/* Callbacks run without the lock; the stage stays ours until reset. */
+	if (s->ncbs) {
+		pthread_mutex_unlock(&w->mu);
+		run_callbacks(s, rc ? PMWAL_EFAILED : 0);
+		pthread_mutex_lock(&w->mu);
+	}
+	stage_reset(s);
+	w->leading = false;
+	pthread_cond_broadcast(&w->cv_done);
+	return rc;
+}
+
+/* Waits until @lsn is durable, leading groups as needed (mu held). */
+static int wait_durable(struct pmwal *w, uint64_t lsn)
+{
+	while (w->durable_lsn < lsn) {
+		if (w->failed)
+			return PMWAL_EFAILED;
+		if (!w->leading)
+			wal_lead(w);
+		else
+			pthread_cond_wait(&w->cv_done, &w->mu);
+	}
+	return 0;
+}
+
+/* The background committer: writes staged records nobody waits for. */
+static void *committer_main(void *arg)
+{
+	struct pmwal *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	while (!w->closing) {
+		if (w->stage[w->active].nblocks > 0 && !w->leading && !w->failed) {
+			wal_lead(w);
+			continue;
+		}
+		pthread_cond_wait(&w->cv_work, &w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static int start_committer(struct pmwal *w)
+{
+	if (w->committer_started)
+		return 0;
+	int rc = pthread_create(&w->committer, NULL, committer_main, w);
+
+	if (rc)
+		return -rc;
+	w->committer_started = true;
+	return 0;
+}
+
+/* ---- public append API -------------------------------------------------- */
+
+static int append_common(struct pmwal *w, const struct iovec *recs, int count, uint64_t *first,
+			 bool wait)
+{
+	uint64_t lsn = 0;
+	int rc;
+
+	if (!w || !recs || count < 1)
+		return -EINVAL;
+	if (w->flags & PMWAL_OPEN_READONLY)
+		return PMWAL_EREADONLY;
+	pthread_mutex_lock(&w->mu);
+	rc = stage_add(w, recs, count, &lsn);
+	if (rc)
+		goto out;
+	if (first)
+		*first = lsn;
+	if (wait)
+		rc = wait_durable(w, lsn + (uint64_t)count - 1);
+	else
+		pthread_cond_signal(&w->cv_work);
+out:
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+int pmwal_append(struct pmwal *w, const void *data, size_t len, uint64_t *lsn_out)
+{
+	struct iovec iov = { (void *)data, len };
+
+	if (!data && len)
+		return -EINVAL;
+	return append_common(w, &iov, 1, lsn_out,
+			     w && w->policy == PMWAL_COMMIT_DURABLE);
+}
+
+int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count, uint64_t *first_lsn_out)
+{
+	return append_common(w, recs, count, first_lsn_out,
+			     w && w->policy == PMWAL_COMMIT_DURABLE);
+}
+
+int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_durable_fn cb,
+		       void *arg, uint64_t *lsn_out)
+{
+	struct iovec iov = { (void *)data, len };
+	uint64_t lsn;
+	int rc;
+
+	if (!w || !cb || (!data && len))
+		return -EINVAL;
+	if (w->flags & PMWAL_OPEN_READONLY)
+		return PMWAL_EREADONLY;
+	pthread_mutex_lock(&w->mu);
+	rc = start_committer(w);
+	if (!rc)
+		rc = stage_add(w, &iov, 1, &lsn);
+	if (!rc) {
+		struct stage *s = &w->stage[w->active];
+
+		if (s->ncbs == s->cap_cbs) {
+			size_t cap = s->cap_cbs ? s->cap_cbs * 2 : 64;
+			struct async_cb *n = realloc(s->cbs, cap * sizeof(*n));
+
+			if (!n) {
+				/* The record is staged; it stays, only unannounced. */
+				rc = -ENOMEM;
+				goto out;
+			}
+			s->cbs = n;
+			s->cap_cbs = cap;
+		}
+		s->cbs[s->ncbs++] = (struct async_cb){ lsn, cb, arg };
+		if (lsn_out)
+			*lsn_out = lsn;
+		pthread_cond_signal(&w->cv_work);
+	}
+out:
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+int pmwal_wait(struct pmwal *w, uint64_t lsn)
+{
+	int rc;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->mu);
+	if (lsn >= w->next_lsn) {
+		set_err(w, "%s: wait for LSN %llu, but the next LSN is %llu", w->target,
+			(unsigned long long)lsn, (unsigned long long)w->next_lsn);
+		rc = PMWAL_ERANGE;
+	} else {
+		rc = wait_durable(w, lsn);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+int pmwal_sync(struct pmwal *w)
+{
+	int rc;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->mu);
+	rc = w->failed ? PMWAL_EFAILED : wait_durable(w, w->next_lsn - 1);
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+uint64_t pmwal_durable_lsn(struct pmwal *w)
+{
+	uint64_t lsn;
+
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	lsn = w->durable_lsn;
+	pthread_mutex_unlock(&w->mu);
+	return lsn;
+}
+
+/* ---- release ------------------------------------------------------------ */
+
+int pmwal_release(struct pmwal *w, uint64_t lsn)
+{
+	uint64_t seq, end_seq, head_lsn;
+	int rc;
+
+	if (!w)
+		return -EINVAL;
+	if (w->flags & PMWAL_OPEN_READONLY)
+		return PMWAL_EREADONLY;
+	pthread_mutex_lock(&w->io_mu);
+	pthread_mutex_lock(&w->mu);
+	rc = w->failed ? PMWAL_EFAILED : 0;
+	if (!rc && lsn > w->durable_lsn + 1) {
+		set_err(w, "%s: release below LSN %llu, but only LSNs up to %llu are durable",
+			w->target, (unsigned long long)lsn, (unsigned long long)w->durable_lsn);
+		rc = PMWAL_ERANGE;
+	}
+	end_seq = w->next_seq; /* durable groups only: io_mu keeps the leader out */
+	head_lsn = w->head_lsn;
+	bool everything = lsn == w->durable_lsn + 1;
+	pthread_mutex_unlock(&w->mu);
+	if (rc || lsn <= head_lsn)
+		goto out;
+	if (everything) {
+		seq = end_seq;
+	} else {
+		rc = wal_locate(w->dev, &w->sb, w->head_seq, end_seq, lsn, &seq);
+		if (rc) {
+			set_err(w, "%s: finding LSN %llu to release: %s", w->target,
+				(unsigned long long)lsn, pmwal_strerror(rc));
+			goto out;
+		}
+	}
+	struct wal_sb sb = w->sb;
+
+	sb.head_seq = seq;
+	sb.head_lsn = lsn;
+	rc = write_sb(w, &sb);
+	pthread_mutex_lock(&w->mu);
+	if (rc) {
+		if (!w->failed)
+			w->failed = rc;
+		set_err(w, "%s: superblock write for release to LSN %llu failed: %s", w->target,
+			(unsigned long long)lsn, pmwal_strerror(rc));
+	} else {
+		/* Only now, with the new head durable, may the space be reused. */
+		w->sb = sb;
+		w->head_seq = seq;
+		w->head_lsn = lsn;
+		pthread_cond_broadcast(&w->cv_done);
+	}
+	pthread_mutex_unlock(&w->mu);
+out:
+	pthread_mutex_unlock(&w->io_mu);
+	return rc;
+}
+
+/* ---- open and close ----------------------------------------------------- */
+
+static int alloc_stages(struct pmwal *w)
+{
+	uint32_t cap = w->sb.group_blocks_max;
+	void *bufs[2];
+	size_t lens[2];
+
+	for (int i = 0; i < 2; i++) {
+		w->stage[i].cap_blocks = cap;
+		w->stage[i].buf = wal_alloc_io((size_t)cap * WAL_BLOCK_BYTES);
+		if (!w->stage[i].buf)
+			return -ENOMEM;
+		bufs[i] = w->stage[i].buf;
+		lens[i] = (size_t)cap * WAL_BLOCK_BYTES;
+	}
+	if (w->dev->register_buffers)
+		w->dev->register_buffers(w->dev, bufs, lens, 2);
+	return 0;
+}
+
+static void free_handle(struct pmwal *w)
+{
+	if (!w)
+		return;
+	if (w->dev)
+		w->dev->ops->close(w->dev);
+	for (int i = 0; i < 2; i++) {
+		free(w->stage[i].buf);
+		free(w->stage[i].cbs);
+	}
+	pthread_mutex_destroy(&w->mu);
+	pthread_mutex_destroy(&w->io_mu);
+	pthread_cond_destroy(&w->cv_done);
+	pthread_cond_destroy(&w->cv_work);
+	free(w);
+}
+
+static const char *verdict_name(int v)
+{
+	return v == PMWAL_CLEAN ? "clean" : v == PMWAL_TORN_TAIL ? "torn tail" : "corrupt";
+}
+
+/* Recovery at open: scan, decide, and (writable) bump the epoch. */
+static int recover(struct pmwal *w, char *err, size_t errlen)
+{
+	struct wal_tail tail;
+	bool salvage = w->flags & PMWAL_OPEN_SALVAGE;
+	int rc = wal_recover_scan(w->dev, &w->sb, salvage, &w->report, &tail);
+
+	if (rc) {
+		snprintf(err, errlen, "%s: recovery read failed: %s", w->target, strerror(-rc));
+		return rc;
+	}
+	if (w->report.verdict == PMWAL_CORRUPT && !salvage) {
+		snprintf(err, errlen,
+			 "%s: corrupt at LSN %llu (byte offset %llu): %s; nothing was changed. "
+			 "Inspect with `pmwal verify`, or open with salvage (--salvage) to skip it",
+			 w->target, (unsigned long long)w->report.corrupt_lsn,
+			 (unsigned long long)w->report.corrupt_offset, w->report.detail);
+		return PMWAL_ECORRUPT;
+	}
+	w->next_seq = tail.next_seq;
+	w->next_lsn = tail.next_lsn;
+	w->prev_checksum = tail.prev_checksum;
+	w->durable_lsn = tail.durable_lsn;
+	w->head_seq = w->sb.head_seq;
+	w->head_lsn = w->sb.head_lsn;
+	if (w->flags & PMWAL_OPEN_READONLY)
+		return 0;
+	/* New epoch: blocks of a tail cut off now are told apart from ours. */
+	struct wal_sb sb = w->sb;
+
+	sb.epoch++;
+	rc = write_sb(w, &sb);
+	if (rc) {
+		snprintf(err, errlen, "%s: writing the superblock after recovery (%s): %s",
+			 w->target, verdict_name(w->report.verdict), strerror(-rc));
+		return rc;
+	}
+	w->sb = sb;
+	return 0;
+}
+
+int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pmwal **out)
+{
+	char err[512] = "";
+	struct pmwal *w = calloc(1, sizeof(*w));
+	int rc;
+
+	*out = NULL;
+	if (!w) {
+		dev->ops->close(dev);
+		return -ENOMEM;
+	}
+	w->dev = dev;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_mutex_init(&w->io_mu, NULL);
+	pthread_cond_init(&w->cv_done, NULL);
+	pthread_cond_init(&w->cv_work, NULL);
+	w->flags = opt->flags;
+	w->policy = opt->commit_policy;
+	w->window_us = opt->group_window_us;
+	w->group_bytes_max = opt->group_bytes_max ? opt->group_bytes_max : WAL_GROUP_BYTES_DEFAULT;
+	snprintf(w->target, sizeof(w->target), "%s", opt->target);
+
+	if ((dev->caps & WAL_CAP_NOT_DURABLE) && !(opt->flags & PMWAL_OPEN_READONLY)) {
+		snprintf(err, sizeof(err), "%s: the medium offers no way to make writes durable",
+			 w->target);
+		rc = PMWAL_ENOTDURABLE;
+		goto fail;
+	}
+	if (opt->flags & PMWAL_OPEN_CREATE) {
+		rc = format_log(w, opt, err, sizeof(err));
+		if (rc)
+			goto fail;
+	} else {
+		rc = wal_read_sb(dev, &w->sb, err, sizeof(err));
+		if (rc)
+			goto fail;
+	}
+	rc = recover(w, err, sizeof(err));
+	if (rc)
+		goto fail;
+	if (!(opt->flags & PMWAL_OPEN_READONLY)) {
+		rc = alloc_stages(w);
+		if (rc) {
+			snprintf(err, sizeof(err), "%s: no memory for the group buffers", w->target);
+			goto fail;
+		}
+	}
+	if (opt->commit_policy == PMWAL_COMMIT_BUFFERED) {
+		rc = start_committer(w);
+		if (rc)
+			goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	open_err(opt, err[0] ? err : pmwal_strerror(rc));
+	free_handle(w);
+	return rc;
+}
+
+int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
+{
+	char err[512] = "";
+	struct wal_dev *dev;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	rc = check_options(opt, err, sizeof(err));
+	if (rc) {
+		open_err(opt, err);
+		return rc;
+	}
+	struct wal_dev_params p = {
+		.target = opt->target,
+		.create_excl = opt->flags & PMWAL_OPEN_EXCL,
+		.readonly = opt->flags & PMWAL_OPEN_READONLY,
+		.buffered_io = opt->flags & PMWAL_OPEN_BUFFERED_IO,
+		.no_uring = opt->flags & PMWAL_OPEN_NO_URING,
+		.fdatasync = opt->flags & PMWAL_OPEN_FDATASYNC,
+		.queue_depth = opt->queue_depth,
+	};
+	if (opt->flags & PMWAL_OPEN_CREATE) {
+		if (!opt->capacity_bytes && strncmp(opt->target, "/dev/", 5) != 0 &&
+		    strncmp(opt->target, "pmr:", 4) != 0) {
+			open_err(opt, "options.capacity_bytes: required to create a log in a file");
+			return PMWAL_EBADOPT;
+		}
+		p.create_bytes = opt->capacity_bytes;
+	}
+	rc = wal_dev_open(&p, &dev, err, sizeof(err));
+	if (rc) {
+		open_err(opt, err[0] ? err : pmwal_strerror(rc));
+		return rc;
+	}
+	return wal_open_dev(opt, dev, out);
+}
+
+int pmwal_close(struct pmwal *w)
+{
+	int rc = 0;
+
+	if (!w)
+		return 0;
+	if (!(w->flags & PMWAL_OPEN_READONLY)) {
+		pthread_mutex_lock(&w->mu);
+		if (!w->failed && w->next_lsn > w->durable_lsn + 1)
+			rc = wait_durable(w, w->next_lsn - 1);
+		w->closing = true;
+		pthread_cond_broadcast(&w->cv_work);
+		pthread_cond_broadcast(&w->cv_done);
+		pthread_mutex_unlock(&w->mu);
+		if (w->committer_started)
+			pthread_join(w->committer, NULL);
+		/* Callbacks of records that never became durable hear so once. */
+		for (int i = 0; i < 2; i++)
+			if (w->stage[i].ncbs)
+				run_callbacks(&w->stage[i], w->failed ? PMWAL_EFAILED : PMWAL_ECLOSED);
+	}
+	free_handle(w);
+	return rc;
+}
+
+/* ---- verify, stat, errors ---------------------------------------------- */
+
+int pmwal_verify(const struct pmwal_options *opt, struct pmwal_report *rep)
+{
+	struct pmwal_options o;
+	struct pmwal *w;
+	int rc;
+
+	if (!opt || !rep)
+		return -EINVAL;
+	o = *opt;
+	o.flags = (o.flags | PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE) & ~PMWAL_OPEN_CREATE;
+	rc = pmwal_open(&o, &w);
+	if (rc)
+		return rc;
+	*rep = w->report;
+	pmwal_close(w);
+	return 0;
+}
+
+int pmwal_stat(struct pmwal *w, struct pmwal_info *info)
+{
+	if (!w || !info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	pthread_mutex_lock(&w->mu);
+	snprintf(info->target, sizeof(info->target), "%s", w->target);
+	snprintf(info->medium, sizeof(info->medium), "%s", w->dev->medium);
+	snprintf(info->io_path, sizeof(info->io_path), "%s", w->dev->io_path);
+	snprintf(info->durability, sizeof(info->durability), "%s", w->dev->durability);
+	snprintf(info->granularity, sizeof(info->granularity), "%s", w->dev->granularity);
+	info->emulated = !!(w->dev->caps & WAL_CAP_EMULATED);
+	info->direct_io = !!(w->dev->caps & WAL_CAP_DIRECT);
+	info->block_bytes = WAL_BLOCK_BYTES;
+	info->sector_bytes = w->dev->sector_bytes;
+	info->atomic_write_bytes = w->dev->atomic_write_bytes;
+	info->format_version = w->sb.format_version;
+	info->epoch = w->sb.epoch;
+	info->record_bytes_max = w->sb.record_bytes_max;
+	info->log_id = w->sb.log_id;
+	info->capacity_bytes = WAL_RING_OFFSET + w->sb.capacity_blocks * WAL_BLOCK_BYTES;
+	info->capacity_blocks = w->sb.capacity_blocks;
+	info->head_lsn = w->head_lsn;
+	info->next_lsn = w->next_lsn;
+	info->durable_lsn = w->durable_lsn;
+	info->used_blocks = w->next_seq - w->head_seq;
+	info->groups_written = w->groups_written;
+	info->records_written = w->records_written;
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+const struct pmwal_report *pmwal_recovery_report(struct pmwal *w)
+{
+	static const struct pmwal_report none;
+
+	return w ? &w->report : &none;
+}
+
+const char *pmwal_errmsg(struct pmwal *w)
+{
+	return w ? w->errmsg : "";
+}
+
+/* ---- iterators ---------------------------------------------------------- */
+
+int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
+{
+	struct pmwal_iter *it;
+	uint64_t head_seq, end_seq, head_lsn, next_lsn;
+	int rc;
+
+	if (!w || !out)
+		return -EINVAL;
+	*out = NULL;
+	pthread_mutex_lock(&w->mu);
+	head_seq = w->head_seq;
+	head_lsn = w->head_lsn;
+	end_seq = w->next_seq;
+	next_lsn = w->next_lsn;
+	pthread_mutex_unlock(&w->mu);
+	if (from_lsn == 0)
+		from_lsn = head_lsn;
+	if (from_lsn < head_lsn || from_lsn > next_lsn) {
+		set_err(w, "%s: iterator from LSN %llu, but the log holds %llu..%llu", w->target,
+			(unsigned long long)from_lsn, (unsigned long long)head_lsn,
+			(unsigned long long)(next_lsn - 1));
+		return PMWAL_ERANGE;
+	}
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	it->w = w;
+	it->from_lsn = from_lsn;
+	it->block = wal_alloc_io(WAL_BLOCK_BYTES);
+	if (!it->block) {
+		free(it);
+		return -ENOMEM;
+	}
+	it->seq = head_seq;
+	if (from_lsn > head_lsn && end_seq > head_seq) {
+		rc = wal_locate(w->dev, &w->sb, head_seq, end_seq, from_lsn, &it->seq);
+		if (rc == PMWAL_ERANGE)
+			it->seq = end_seq;
+		else if (rc) {
+			pmwal_iter_close(it);
+			return rc;
+		}
+	}
+	it->lsn_next = 0; /* taken from the first block read */
+	*out = it;
+	return 0;
+}
+
+/* Reads and checks block it->seq; 0 ok, 1 not durable yet, < 0 error. */
+static int iter_load(struct pmwal_iter *it, struct wal_block_hdr *h)
+{
+	struct pmwal *w = it->w;
+	uint64_t end_seq, head_seq;
+
+	pthread_mutex_lock(&w->mu);
+	end_seq = w->next_seq;
+	head_seq = w->head_seq;
+	pthread_mutex_unlock(&w->mu);
+	if (it->seq >= end_seq)
+		return 1;
+	if (it->seq < head_seq)
+		return PMWAL_ERANGE;
+	uint64_t slot = it->seq % w->sb.capacity_blocks;
+	int rc = w->dev->ops->read(w->dev, it->block, WAL_BLOCK_BYTES, wal_slot_offset(slot));
+
+	if (rc)
+		return rc;
+	enum wal_block_state st = wal_block_check(it->block, slot, it->seq, &w->sb, h);
+
+	if (st == WAL_BLOCK_MISPLACED) {
+		/* A later lap overwrote it: the reader fell behind a release. */
+		return PMWAL_ERANGE;
+	}
+	if (st != WAL_BLOCK_VALID) {
+		set_err(w, "%s: block seq %llu at offset %llu: %s", w->target,
+			(unsigned long long)it->seq, (unsigned long long)wal_slot_offset(slot),
+			wal_block_state_name(st));
+		return PMWAL_ECORRUPT;
+	}
+	return 0;
+}
+
+static int rec_reserve(struct pmwal_iter *it, size_t len)
+{
+	if (len <= it->rec_cap)
+		return 0;
+	uint8_t *n = realloc(it->rec, len);
+
+	if (!n)
+		return -ENOMEM;
+	it->rec = n;
+	it->rec_cap = len;
+	return 0;
+}
+
+int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, size_t *len)
+{
+	struct wal_block_hdr h;
+	int rc;
+
+	if (!it)
+		return -EINVAL;
+	for (;;) {
+		if (!it->have_block) {
+			rc = iter_load(it, &h);
+			if (rc)
+				return rc > 0 ? 0 : rc;
+			it->have_block = true;
+			it->end = h.payload_bytes;
+			if (h.first_rec == WAL_NO_RECORD) {
+				/* Only the tail of a record begun before our start. */
+				it->have_block = false;
+				it->seq++;
+				continue;
+			}
+			it->pos = h.first_rec;
+			if (it->lsn_next && it->lsn_next != h.first_lsn)
+				return PMWAL_ECORRUPT;
+			it->lsn_next = h.first_lsn;
+		}
+		if (it->pos + WAL_REC_HDR_BYTES > it->end) {
+			it->have_block = false;
+			it->seq++;
+			continue;
+		}
+		const uint8_t *p = it->block + WAL_HDR_BYTES;
+		uint32_t rlen = wal_get32(p + it->pos);
+		uint64_t rec_lsn = it->lsn_next++;
+		size_t got = 0;
+
+		if (rlen == 0 || rlen > it->w->sb.record_bytes_max)
+			return PMWAL_ECORRUPT;
+		it->pos += WAL_REC_HDR_BYTES;
+		rc = rec_reserve(it, rlen);
+		if (rc)
+			return rc;
+		while (got < rlen) {
+			if (it->pos == it->end) {
+				it->seq++;
+				rc = iter_load(it, &h);
+				if (rc) {
+					/* Durable groups never end inside a record. */
+					it->have_block = false;
+					return rc > 0 ? PMWAL_ECORRUPT : rc;
+				}
+				it->pos = 0;
+				it->end = h.payload_bytes;
+			}
+			size_t take = it->end - it->pos < rlen - got ? it->end - it->pos
+								     : rlen - got;
+
+			memcpy(it->rec + got, p + it->pos, take);
+			got += take;
+			it->pos += take;
+		}
+		if (rec_lsn < it->from_lsn)
+			continue;
+		*lsn = rec_lsn;
+		*data = it->rec;
+		*len = rlen;
+		return 1;
+	}
+}
+
+void pmwal_iter_close(struct pmwal_iter *it)
+{
+	if (!it)
+		return;
+	free(it->block);
+	free(it->rec);
+	free(it);
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * format.c - the pmwal on-disk format, version 1: its specification and the
+ * only code that encodes and decodes it.
+ *
+ * LAYOUT
+ *   A log is a fixed-capacity region (a preallocated file, a block device, or
+ *   a persistent memory region) of 4096-byte units:
+ *
+ *     byte 0       superblock copy 0
+ *     byte 4096    superblock copy 1
+ *     byte 8192    ring slot 0, then slot 1, ... slot N-1 (N = capacity_blocks)
+ *
+ *   Every integer is little-endian. Block sequence numbers (seq) count every
+ *   block ever written to the log from 0 and are never reused; block seq lives
+ *   in ring slot seq % N. LSNs number records from 1 and are never reused.
+ *
+ * SUPERBLOCK (4096 bytes; two copies, written alternately: copy sb_seq % 2)
+ *   off size field
+ *     0    8 checksum          XXH3_64bits(bytes [8, 4096), seed WAL_SB_SEED)
+ *     8    8 magic             "PMWALSB1" (0x3142534c41574d50)
+ *    16    4 format_version    1
+ *    20    4 block_bytes       4096
+ *    24    8 log_id            random, nonzero: the log's identity
+ *    32    8 sb_seq            +1 on every superblock write; the newer valid
+ *                              copy wins, so one copy is always valid
+ *    40    8 capacity_blocks   N, ring slots (>= 4)
+ *    48    4 epoch             +1 on every open for writing
+ *    52    4 record_bytes_max  largest record (1 .. 1 GiB)
+ *    56    8 head_seq          seq of the oldest live block
+ *    64    8 head_lsn          oldest live LSN (records below it are released)
+ *    72    4 group_blocks_max  most blocks one group write may span
+ *    76    4 flags             0
+ *    80    8 create_time_ns    CLOCK_REALTIME at creation
+ *    88 4008 zero
+ *
+ * BLOCK (4096 bytes: a 72-byte header, then 4024 payload bytes)
+ *   off size field
+ *     0    8 checksum          XXH3_64bits(bytes [8, 4096), seed = ring slot)
+ *     8    4 magic             "PWB1" (0x31425750)
+ *    12    2 payload_bytes     payload bytes used (0 .. 4024); the rest is zero
+ *    14    2 first_rec         payload offset of the first record header that
+ *                              starts in this block; 0xFFFF if none does
+ *    16    8 log_id            the superblock's log_id
+ *    24    8 seq               block sequence number; seq % N == slot
+ *    32    8 prev_checksum     checksum of block seq-1 (0 for seq 0): a hash chain
+ *    40    8 first_lsn         LSN of the record at first_rec, or of the record
+ *                              continued into this block when first_rec is 0xFFFF
+ *    48    8 durable_lsn       highest LSN acknowledged when this was written
+ *    56    4 epoch             the superblock epoch of the writer
+ *    60    4 group_index       index of this block within its group write
+ *    64    4 group_blocks      blocks in its group write (>= 1)
+ *    68    4 reserved          zero
+ *    72 4024 payload           a stream of records: u32 length, then the bytes;
+ *                              a record may continue into the next block of the
+ *                              same group, a 4-byte length never straddles
+ *                              blocks, and a group never ends inside a record
+ *
+ *   The checksum covers the whole header (log_id, seq, epoch, position in the
+ *   group, previous checksum, framing) and all payload bytes; its seed binds
+ *   the slot. So a block from an earlier lap (older seq), from another log
+ *   (log_id), or copied into another slot (seed, seq % N) is never valid.
+ *
+ * GROUPS AND ACKNOWLEDGEMENT
+ *   Records are written in groups: group_blocks consecutive blocks written
+ *   together and made durable together. A group is only written once the
+ *   previous group is durable, and no record is acknowledged before its whole
+ *   group is durable. A block is never rewritten while it is live: a group
+ *   seals its last block (zero padding), so a torn write can only ever damage
+ *   the one unacknowledged group.
+ *
+ * VALID BLOCK (read at slot s while expecting seq q)
+ *   checksum matches; magic and log_id match the superblock; seq == q;
+ *   epoch <= superblock epoch; payload_bytes <= 4024; first_rec is 0xFFFF or
+ *   first_rec + 4 <= payload_bytes; group_index < group_blocks <=
+ *   group_blocks_max; and, except for the head block, prev_checksum equals
+ *   the checksum of block q-1.
+ *
+ * RECOVERY DECISION TABLE
+ *   Recovery walks seq = head_seq, head_seq+1, ... while blocks are valid and
+ *   keeps the records of complete groups. At the first block q that is not
+ *   valid (or when N blocks were read):
+ *
+ *   finding                                                         verdict
+ *   -------------------------------------------------------------  ---------
+ *   a valid block of a LATER group exists within the look-ahead     CORRUPT
+ *     window (seq q+1 .. q + 2*group_blocks_max): block q's group
+ *     was durable before that group was written
+ *   the largest durable_lsn in the blocks read is above the last     CORRUPT
+ *     recovered LSN: the log itself attests an acked record is gone
+ *   q lies inside a group whose earlier blocks are valid             TORN_TAIL
+ *   q starts a group, and some block of that group is valid          TORN_TAIL
+ *   q starts a group and its block fails the checksum                TORN_TAIL
+ *   q starts a group and its block is zero, stale (an earlier lap),  CLEAN
+ *     of another log, or left by an earlier epoch than the block
+ *     before it (the unacked remains of a tail cut off earlier)
+ *
+ *   CORRUPT reports the first LSN whose bytes are in block q and q's byte
+ *   offset. Open fails on CORRUPT unless salvage was asked for; salvage
+ *   resumes at the later group found and reports the blocks and records it
+ *   skipped. The records of an incomplete group are never returned: they were
+ *   never acknowledged. Recovery reads at most head..q plus the window, holds
+ *   one read buffer, and writes nothing; the engine then bumps the epoch.
+ */
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "format.h"
+
+_Static_assert(WAL_HDR_BYTES == 72, "block header is 72 bytes");
+_Static_assert(WAL_PAYLOAD_BYTES == 4024, "block payload is 4024 bytes");
+_Static_assert(WAL_RING_OFFSET == 8192, "ring starts after two superblocks");
+_Static_assert(WAL_PAYLOAD_BYTES < WAL_NO_RECORD, "first_rec fits 16 bits");
+_Static_assert(PMWAL_BLOCK_BYTES == 4096, "4 KiB blocks");
+
+void wal_sb_encode(const struct wal_sb *sb, uint8_t out[WAL_SB_BYTES])
+{
+	memset(out, 0, WAL_SB_BYTES);
+	wal_put64(out + 8, WAL_SB_MAGIC);
+	wal_put32(out + 16, sb->format_version);
+	wal_put32(out + 20, sb->block_bytes);
+	wal_put64(out + 24, sb->log_id);
+	wal_put64(out + 32, sb->sb_seq);
+	wal_put64(out + 40, sb->capacity_blocks);
+	wal_put32(out + 48, sb->epoch);
+	wal_put32(out + 52, sb->record_bytes_max);
+	wal_put64(out + 56, sb->head_seq);
+	wal_put64(out + 64, sb->head_lsn);
+	wal_put32(out + 72, sb->group_blocks_max);
+	wal_put32(out + 76, sb->flags);
+	wal_put64(out + 80, sb->create_time_ns);
+	wal_put64(out, XXH3_64bits_withSeed(out + 8, WAL_SB_BYTES - 8, WAL_SB_SEED));
+}
+
+int wal_sb_decode(const uint8_t in[WAL_SB_BYTES], struct wal_sb *sb)
+{
+	if (wal_get64(in + 8) != WAL_SB_MAGIC)
+		return PMWAL_EFORMAT;
+	if (wal_get64(in) != XXH3_64bits_withSeed(in + 8, WAL_SB_BYTES - 8, WAL_SB_SEED))
+		return PMWAL_EFORMAT;
+	sb->format_version = wal_get32(in + 16);
+	sb->block_bytes = wal_get32(in + 20);
+	sb->log_id = wal_get64(in + 24);
+	sb->sb_seq = wal_get64(in + 32);
+	sb->capacity_blocks = wal_get64(in + 40);
+	sb->epoch = wal_get32(in + 48);
+	sb->record_bytes_max = wal_get32(in + 52);
+	sb->head_seq = wal_get64(in + 56);
+	sb->head_lsn = wal_get64(in + 64);
+	sb->group_blocks_max = wal_get32(in + 72);
+	sb->flags = wal_get32(in + 76);
+	sb->create_time_ns = wal_get64(in + 80);
+	if (sb->format_version != PMWAL_FORMAT_VERSION || sb->block_bytes != WAL_BLOCK_BYTES ||
+	    sb->log_id == 0 || sb->capacity_blocks < WAL_MIN_RING_BLOCKS ||
+	    sb->record_bytes_max == 0 || sb->record_bytes_max > WAL_RECORD_MAX_LIMIT ||
+	    sb->group_blocks_max == 0 || sb->head_lsn == 0 || sb->flags != 0)
+		return PMWAL_EFORMAT;
+	return 0;
+}
+
+int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_sb *sb)
+{
+	struct wal_sb a, b;
+	int ra = wal_sb_decode(copies, &a);
+	int rb = wal_sb_decode(copies + WAL_SB_BYTES, &b);
+
+	if (ra && rb)
+		return PMWAL_EFORMAT;
+	if (ra == 0 && rb == 0 && a.log_id != b.log_id) {
+		/* Two logs' superblocks: trust the one at the newer write. */
+		*sb = a.sb_seq >= b.sb_seq ? a : b;
+		return 0;
+	}
+	if (ra == 0 && (rb || a.sb_seq >= b.sb_seq))
+		*sb = a;
+	else
+		*sb = b;
+	return 0;
+}
+
+uint64_t wal_block_checksum(const uint8_t *block, uint64_t slot)
+{
+	return XXH3_64bits_withSeed(block + 8, WAL_BLOCK_BYTES - 8, slot);
+}
+
+void wal_block_encode_hdr(const struct wal_block_hdr *h, uint8_t *block)
+{
+	wal_put32(block + 8, WAL_BLOCK_MAGIC);
+	wal_put16(block + 12, h->payload_bytes);
+	wal_put16(block + 14, h->first_rec);
+	wal_put64(block + 16, h->log_id);
+	wal_put64(block + 24, h->seq);
+	wal_put64(block + 32, h->prev_checksum);
+	wal_put64(block + 40, h->first_lsn);
+	wal_put64(block + 48, h->durable_lsn);
+	wal_put32(block + 56, h->epoch);
+	wal_put32(block + 60, h->group_index);
+	wal_put32(block + 64, h->group_blocks);
+	wal_put32(block + 68, 0);
+}
+
+uint64_t wal_block_seal(uint8_t *block, uint64_t slot)
+{
+	uint64_t sum = wal_block_checksum(block, slot);
+
+	wal_put64(block, sum);
+	return sum;
+}
+
+void wal_block_decode_hdr(const uint8_t *block, struct wal_block_hdr *h)
+{
+	h->checksum = wal_get64(block);
+	h->magic = wal_get32(block + 8);
+	h->payload_bytes = wal_get16(block + 12);
+	h->first_rec = wal_get16(block + 14);
+	h->log_id = wal_get64(block + 16);
+	h->seq = wal_get64(block + 24);
+	h->prev_checksum = wal_get64(block + 32);
+	h->first_lsn = wal_get64(block + 40);
+	h->durable_lsn = wal_get64(block + 48);
+	h->epoch = wal_get32(block + 56);
+	h->group_index = wal_get32(block + 60);
+	h->group_blocks = wal_get32(block + 64);
+}
+
+enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64_t seq,
+				     const struct wal_sb *sb, struct wal_block_hdr *h)
+{
+	wal_block_decode_hdr(block, h);
+	if (h->checksum != wal_block_checksum(block, slot))
+		return WAL_BLOCK_CHECKSUM;
+	if (h->magic != WAL_BLOCK_MAGIC || h->log_id != sb->log_id)
+		return WAL_BLOCK_FOREIGN;
+	if (h->seq % sb->capacity_blocks != slot || h->seq > seq)
+		return WAL_BLOCK_MISPLACED;
+	if (h->seq < seq)
+		return WAL_BLOCK_STALE;
+	if (h->epoch > sb->epoch || h->payload_bytes > WAL_PAYLOAD_BYTES ||
+	    (h->first_rec != WAL_NO_RECORD &&
+	     (uint32_t)h->first_rec + WAL_REC_HDR_BYTES > h->payload_bytes) ||
+	    h->group_blocks == 0 || h->group_index >= h->group_blocks ||
+	    h->group_blocks > sb->group_blocks_max || h->first_lsn == 0 ||
+	    wal_get32(block + 68) != 0)
+		return WAL_BLOCK_MALFORMED;
+	return WAL_BLOCK_VALID;
+}
+
+const char *wal_block_state_name(enum wal_block_state s)
+{
+	switch (s) {
+	case WAL_BLOCK_VALID:
+		return "valid";
+	case WAL_BLOCK_CHECKSUM:
+		return "checksum mismatch";
+	case WAL_BLOCK_FOREIGN:
+		return "block of another log";
+	case WAL_BLOCK_STALE:
+		return "stale block from an earlier lap";
+	case WAL_BLOCK_MISPLACED:
+		return "block belongs to another slot";
+	case WAL_BLOCK_MALFORMED:
+		return "malformed header";
+	}
+	return "?";
+}
+
+uint32_t wal_blocks_for_bytes(uint64_t payload_bytes)
+{
+	/* Each block may lose up to 3 bytes of padding before a record header. */
+	const uint64_t usable = WAL_PAYLOAD_BYTES - (WAL_REC_HDR_BYTES - 1);
+	uint64_t n = (payload_bytes + usable - 1) / usable;
+
+	return (uint32_t)(n ? n : 1);
+}

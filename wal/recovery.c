@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: MIT
+/*
+ * recovery.c - the scan that tells a clean end from a torn tail from
+ * corruption, by the decision table at the top of format.c; and the LSN to
+ * block lookup that release and iterators use.
+ *
+ * Linear in the blocks between head and end (plus a bounded look-ahead window)
+ * and bounded in memory: one read buffer of WAL_SCAN_CHUNK_BLOCKS blocks, or
+ * none on mapped media, which are read in place.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+
+#define WAL_SCAN_CHUNK_BLOCKS 256u /* 1 MiB reads */
+
+/* Reads ring blocks by seq through a chunk cache (or the mapping). */
+struct reader {
+	struct wal_dev *dev;
+	const struct wal_sb *sb;
+	uint8_t *buf;
+	uint64_t first_slot; /* slot of buf[0]; UINT64_MAX when empty */
+	uint32_t nblocks;
+};
+
+void *wal_alloc_io(size_t bytes)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, WAL_BLOCK_BYTES, bytes ? bytes : WAL_BLOCK_BYTES))
+		return NULL;
+	return p;
+}
+
+static int reader_get(struct reader *r, uint64_t seq, const uint8_t **block)
+{
+	uint64_t n = r->sb->capacity_blocks;
+	uint64_t slot = seq % n;
+
+	if (r->dev->caps & WAL_CAP_MAPPED) {
+		*block = r->dev->base + wal_slot_offset(slot);
+		return 0;
+	}
+	if (r->first_slot == UINT64_MAX || slot < r->first_slot ||
+	    slot >= r->first_slot + r->nblocks) {
+		uint64_t count = n - slot < WAL_SCAN_CHUNK_BLOCKS ? n - slot
+								   : WAL_SCAN_CHUNK_BLOCKS;
+		int rc = r->dev->ops->read(r->dev, r->buf, count * WAL_BLOCK_BYTES,
+					   wal_slot_offset(slot));
+		if (rc) {
+			r->first_slot = UINT64_MAX;
+			return rc;
+		}
+		r->first_slot = slot;
+		r->nblocks = (uint32_t)count;
+	}
+	*block = r->buf + (slot - r->first_slot) * WAL_BLOCK_BYTES;
+	return 0;
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* State of the walk through valid blocks. */
+struct scan {
+	struct reader rd;
+	const struct wal_sb *sb;
+	struct pmwal_report *rep;
+	uint64_t seq;        /* next block to read */
+	uint64_t prev_sum;   /* checksum of block seq-1 */
+	bool have_prev;      /* false at the head and after a salvage jump */
+	uint32_t prev_epoch;
+	bool in_group;       /* the last valid block did not end its group */
+	uint64_t group_start;
+	uint32_t group_blocks;
+	uint64_t lsn_next;   /* LSN of the next record to start */
+	uint32_t rec_left;   /* bytes of a record continuing into the next block */
+	uint64_t pend_records, pend_bytes, pend_first; /* current group, uncommitted */
+	uint64_t last_lsn;   /* last committed LSN, 0 if none */
+	uint64_t tail_sum;   /* checksum of the last block of the last complete group */
+	uint64_t tail_seq;   /* seq after the last complete group */
+	uint64_t max_hint;
+};
+
+static void count_record(struct scan *s, uint64_t lsn, uint32_t len)
+{
+	if (lsn < s->sb->head_lsn)
+		return; /* released: parsed for framing only */
+	if (!s->pend_records)
+		s->pend_first = lsn;
+	s->pend_records++;
+	s->pend_bytes += len;
+}
+
+/* Walks the records of a block whose header is valid; false if the framing
+ * contradicts what came before (treated as a damaged block). */
+static bool parse_block(struct scan *s, const uint8_t *block, const struct wal_block_hdr *h,
+			bool first_of_walk)
+{
+	const uint8_t *p = block + WAL_HDR_BYTES;
+	uint32_t pos = 0, end = h->payload_bytes;
+
+	if (first_of_walk) {
+		/* Head or resume point: skip the tail of a record begun earlier. */
+		s->rec_left = 0;
+		if (h->first_rec == WAL_NO_RECORD)
+			return h->group_index + 1 < h->group_blocks; /* must continue */
+		pos = h->first_rec;
+		s->lsn_next = h->first_lsn;
+	} else if (s->rec_left) {
+		bool cont_only = h->first_rec == WAL_NO_RECORD;
+
+		if (h->first_lsn != (cont_only ? s->lsn_next - 1 : s->lsn_next))
+			return false;
+		uint32_t take = s->rec_left < end ? s->rec_left : end;
+
+		s->rec_left -= take;
+		pos = take;
+		if (s->rec_left)
+			return cont_only && end == WAL_PAYLOAD_BYTES;
+		if (cont_only ? pos != end : h->first_rec != pos)
+			return false;
+	} else if (h->first_rec != 0 || h->first_lsn != s->lsn_next) {
+		return false;
+	}
+	while (pos < end) {
+		if (end - pos < WAL_REC_HDR_BYTES)
+			return false;
+		uint32_t len = wal_get32(p + pos);
+
+		if (len == 0 || len > s->sb->record_bytes_max)
+			return false;
+		pos += WAL_REC_HDR_BYTES;
+		count_record(s, s->lsn_next++, len);
+		uint32_t take = end - pos < len ? end - pos : len;
+
+		pos += take;
+		s->rec_left = len - take;
+	}
+	return true;
+}
+
+static void commit_group(struct scan *s, uint64_t last_block_sum)
+{
+	struct pmwal_report *rep = s->rep;
+
+	if (s->pend_records) {
+		if (!rep->first_lsn)
+			rep->first_lsn = s->pend_first;
+		rep->records += s->pend_records;
+		rep->payload_bytes += s->pend_bytes;
+		rep->last_lsn = s->lsn_next - 1;
+	}
+	if (s->lsn_next > 1 && s->lsn_next - 1 >= s->sb->head_lsn)
+		s->last_lsn = s->lsn_next - 1;
+	s->pend_records = s->pend_bytes = 0;
+	s->tail_seq = s->seq + 1;
+	s->tail_sum = last_block_sum;
+}
+
+/* Accepts block s->seq if it is valid and continues the chain and framing. */
+static int step(struct scan *s, enum wal_block_state *state, bool *ok)
+{
+	const uint8_t *block;
+	struct wal_block_hdr h;
+	uint64_t slot = s->seq % s->sb->capacity_blocks;
+	int rc = reader_get(&s->rd, s->seq, &block);
+
+	*ok = false;
+	if (rc)
+		return rc;
+	*state = wal_block_check(block, slot, s->seq, s->sb, &h);
+	if (*state != WAL_BLOCK_VALID)
+		return 0;
+	if (s->have_prev && (h.prev_checksum != s->prev_sum || h.epoch < s->prev_epoch)) {
+		*state = WAL_BLOCK_STALE; /* left by an earlier epoch, or chain broken */
+		if (h.epoch >= s->prev_epoch)
+			*state = WAL_BLOCK_MISPLACED;
+		return 0;
+	}
+	bool first = !s->have_prev;
+
+	if (first) {
+		s->in_group = h.group_index > 0;
+		s->group_start = s->seq - h.group_index;
+		s->group_blocks = h.group_blocks;
+	} else if (s->in_group != (h.group_index > 0) ||
+		   (s->in_group && (s->seq - h.group_index != s->group_start ||
+				    h.group_blocks != s->group_blocks))) {
+		*state = WAL_BLOCK_MALFORMED;
+		return 0;
+	}
+	if (!s->in_group) {
+		s->group_start = s->seq;
+		s->group_blocks = h.group_blocks;
+	}
+	if (!parse_block(s, block, &h, first)) {
+		*state = WAL_BLOCK_MALFORMED;
+		return 0;
+	}
+	s->rep->blocks++;
+	if (h.durable_lsn > s->max_hint)
+		s->max_hint = h.durable_lsn;
+	s->prev_sum = h.checksum;
+	s->prev_epoch = h.epoch;
+	s->have_prev = true;
+	if (h.group_index + 1 == h.group_blocks) {
+		if (s->rec_left) {
+			*state = WAL_BLOCK_MALFORMED;
+			return 0;
+		}
+		commit_group(s, h.checksum);
+		s->in_group = false;
+	} else {
+		s->in_group = true;
+	}
+	*ok = true;
+	return 0;
+}
+
+/*
+ * Looks past the first invalid block for a valid block of a group that
+ * started after @group_start. Returns 0 and *@later_seq (0: none found);
+ * *@same_group tells whether a block of @group_start's own group is valid.
+ */
+static int look_ahead(struct scan *s, uint64_t q, uint64_t group_start, uint64_t *later_seq,
+		      uint64_t *resume_seq, bool *same_group)
+{
+	uint64_t n = s->sb->capacity_blocks;
+	uint64_t limit = q + 2ull * s->sb->group_blocks_max;
+
+	if (limit > s->sb->head_seq + n - 1)
+		limit = s->sb->head_seq + n - 1;
+	*later_seq = *resume_seq = 0;
+	*same_group = false;
+	for (uint64_t t = q + 1; t <= limit; t++) {
+		const uint8_t *block;
+		struct wal_block_hdr h;
+		int rc = reader_get(&s->rd, t, &block);
+
+		if (rc)
+			return rc;
+		if (wal_block_check(block, t % n, t, s->sb, &h) != WAL_BLOCK_VALID)
+			continue;
+		if (h.epoch < s->prev_epoch && s->have_prev)
+			continue; /* remains of an unacked tail cut off earlier */
+		if (t - h.group_index == group_start)
+			*same_group = true;
+		if (t - h.group_index > group_start) {
+			if (!*later_seq)
+				*later_seq = t;
+			if (h.group_index == 0) {
+				*resume_seq = t;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Classifies the end at block q; returns true if the scan goes on (salvage). */
+static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool salvage,
+		  bool *resume)
+{
+	struct pmwal_report *rep = s->rep;
+	uint64_t g0 = s->in_group ? s->group_start : q;
+	uint64_t later, resume_seq;
+	bool same;
+	int rc = look_ahead(s, q, g0, &later, &resume_seq, &same);
+
+	*resume = false;
+	if (rc)
+		return rc;
+	if (later) {
+		/* The first LSN with bytes in block q. */
+		uint64_t lsn = s->rec_left ? s->lsn_next - 1 : s->lsn_next;
+
+		if (rep->verdict != PMWAL_CORRUPT) {
+			rep->verdict = PMWAL_CORRUPT;
+			rep->corrupt_lsn = lsn;
+			rep->corrupt_offset = wal_slot_offset(q % s->sb->capacity_blocks);
+			snprintf(rep->detail, sizeof(rep->detail),
+				 "block seq %llu (offset %llu) is damaged (%s) but a later "
+				 "group was written after it became durable",
+				 (unsigned long long)q, (unsigned long long)rep->corrupt_offset,
+				 wal_block_state_name(state));
+		}
+		if (salvage && resume_seq) {
+			const uint8_t *block;
+			struct wal_block_hdr h;
+
+			rc = reader_get(&s->rd, resume_seq, &block);
+			if (rc)
+				return rc;
+			wal_block_decode_hdr(block, &h);
+			rep->skipped_blocks += resume_seq - g0;
+			rep->skipped_records += h.first_lsn > s->last_lsn + 1
+							? h.first_lsn - (s->last_lsn + 1)
+							: 0;
+			s->seq = resume_seq;
+			s->have_prev = false;
+			s->in_group = false;
+			s->pend_records = s->pend_bytes = 0;
+			s->rec_left = 0;
+			*resume = true;
+		}
+		return 0;
+	}
+	if (rep->verdict == PMWAL_CORRUPT)
+		return 0;
+	if (s->max_hint > s->last_lsn) {
+		rep->verdict = PMWAL_CORRUPT;
+		rep->corrupt_lsn = s->last_lsn + 1;
+		rep->corrupt_offset = wal_slot_offset(q % s->sb->capacity_blocks);
+		snprintf(rep->detail, sizeof(rep->detail),
+			 "LSN %llu was acknowledged (the log says so) but the log ends at %llu",
+			 (unsigned long long)s->max_hint, (unsigned long long)s->last_lsn);
+		return 0;
+	}
+	const uint8_t *block;
+	bool torn = s->in_group || same;
+
+	if (!torn && state == WAL_BLOCK_CHECKSUM) {
+		rc = reader_get(&s->rd, q, &block);
+		if (rc)
+			return rc;
+		torn = !all_zero(block, WAL_BLOCK_BYTES);
+	}
+	if (!torn && (state == WAL_BLOCK_MALFORMED || state == WAL_BLOCK_MISPLACED))
+		torn = true;
+	if (torn) {
+		rep->verdict = PMWAL_TORN_TAIL;
+		rep->torn_blocks = q - g0 + 1;
+		snprintf(rep->detail, sizeof(rep->detail),
+			 "unacknowledged group at block seq %llu cut off (%llu blocks, %s)",
+			 (unsigned long long)g0, (unsigned long long)rep->torn_blocks,
+			 wal_block_state_name(state));
+	} else {
+		rep->verdict = PMWAL_CLEAN;
+		snprintf(rep->detail, sizeof(rep->detail), "clean end at block seq %llu",
+			 (unsigned long long)q);
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
+		     struct pmwal_report *rep, struct wal_tail *tail)
+{
+	struct scan s = { 0 };
+	uint64_t t0 = now_ns();
+	int rc = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	s.rd = (struct reader){ dev, sb, NULL, UINT64_MAX, 0 };
+	if (!(dev->caps & WAL_CAP_MAPPED)) {
+		s.rd.buf = wal_alloc_io((size_t)WAL_SCAN_CHUNK_BLOCKS * WAL_BLOCK_BYTES);
+		if (!s.rd.buf)
+			return -ENOMEM;
+	}
+	s.sb = sb;
+	s.rep = rep;
+	s.seq = s.tail_seq = sb->head_seq;
+	s.lsn_next = sb->head_lsn;
+	for (;;) {
+		enum wal_block_state state = WAL_BLOCK_VALID;
+		bool ok, resume;
+
+		if (s.seq - sb->head_seq >= sb->capacity_blocks) {
+			rep->verdict = rep->verdict == PMWAL_CORRUPT ? PMWAL_CORRUPT : PMWAL_CLEAN;
+			break;
+		}
+		rc = step(&s, &state, &ok);
+		if (rc)
+			goto out;
+		if (ok) {
+			s.seq++;
+			continue;
+		}
+		rc = decide(&s, s.seq, state, salvage, &resume);
+		if (rc || !resume)
+			break;
+	}
+	if (rep->verdict == PMWAL_CLEAN && !rep->detail[0])
+		snprintf(rep->detail, sizeof(rep->detail), "clean: ring full to capacity");
+	rep->durable_hint = s.max_hint;
+	rep->end_offset = wal_slot_offset(s.tail_seq % sb->capacity_blocks);
+	tail->next_seq = s.tail_seq;
+	tail->prev_checksum = s.tail_sum;
+	tail->durable_lsn = s.last_lsn;
+	/* Records never reached (torn) keep no LSN: the next record follows the
+	 * last recovered one, or the head when nothing is left. */
+	tail->next_lsn = s.last_lsn ? s.last_lsn + 1 : sb->head_lsn;
+	if (tail->next_lsn < sb->head_lsn)
+		tail->next_lsn = sb->head_lsn;
+out:
+	free(s.rd.buf);
+	rep->elapsed_ns = now_ns() - t0;
+	return rc;
+}
+
+int wal_read_sb(struct wal_dev *dev, struct wal_sb *sb, char *err, size_t errlen)
+{
+	uint8_t *buf;
+	int rc;
+
+	if (dev->size_bytes < WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES) {
+		snprintf(err, errlen, "target is %llu bytes: too small to hold a pmwal log",
+			 (unsigned long long)dev->size_bytes);
+		return PMWAL_EFORMAT;
+	}
+	buf = wal_alloc_io(WAL_RING_OFFSET);
+	if (!buf)
+		return -ENOMEM;
+	rc = dev->ops->read(dev, buf, WAL_RING_OFFSET, 0);
+	if (rc) {
+		snprintf(err, errlen, "reading the superblocks: %s", strerror(-rc));
+		goto out;
+	}
+	rc = wal_sb_pick(buf, sb);
+	if (rc) {
+		snprintf(err, errlen,
+			 "no valid pmwal superblock (format version %d) at offset 0 or 4096; "
+			 "create a log with `pmwal create`",
+			 PMWAL_FORMAT_VERSION);
+		goto out;
+	}
+	if (WAL_RING_OFFSET + sb->capacity_blocks * WAL_BLOCK_BYTES > dev->size_bytes) {
+		snprintf(err, errlen,
+			 "superblock says %llu blocks but the target holds only %llu bytes "
+			 "(truncated file?)",
+			 (unsigned long long)sb->capacity_blocks,
+			 (unsigned long long)dev->size_bytes);
+		rc = PMWAL_EFORMAT;
+	}
+out:
+	free(buf);
+	return rc;
+}
+
+int wal_locate(struct wal_dev *dev, const struct wal_sb *sb, uint64_t head_seq,
+	       uint64_t end_seq, uint64_t lsn, uint64_t *seq)
+{
+	struct reader rd = { dev, sb, NULL, UINT64_MAX, 0 };
+	struct wal_block_hdr h;
+	uint64_t lo = head_seq, hi = end_seq; /* answer in [lo, hi) */
+	int rc = 0;
+
+	if (head_seq >= end_seq)
+		return PMWAL_ERANGE;
+	if (!(dev->caps & WAL_CAP_MAPPED)) {
+		rd.buf = wal_alloc_io(WAL_SCAN_CHUNK_BLOCKS * (size_t)WAL_BLOCK_BYTES);
+		if (!rd.buf)
+			return -ENOMEM;
+	}
+	/* Largest b with first_lsn(b) <= lsn: first_lsn never decreases. */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		const uint8_t *block;
+
+		rc = reader_get(&rd, mid, &block);
+		if (rc)
+			goto out;
+		if (wal_block_check(block, mid % sb->capacity_blocks, mid, sb, &h) !=
+		    WAL_BLOCK_VALID) {
+			rc = PMWAL_ECORRUPT;
+			goto out;
+		}
+		if (h.first_lsn <= lsn)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const uint8_t *block;
+
+	rc = reader_get(&rd, lo, &block);
+	if (rc)
+		goto out;
+	if (wal_block_check(block, lo % sb->capacity_blocks, lo, sb, &h) != WAL_BLOCK_VALID) {
+		rc = PMWAL_ECORRUPT;
+		goto out;
+	}
+	/* A block no record starts in continues one begun in its group. */
+	*seq = h.first_rec == WAL_NO_RECORD ? lo - h.group_index : lo;
+	if (*seq < head_seq)
+		*seq = head_seq;
+out:
+	free(rd.buf);
+	return rc;
+}

@@ -14,6 +14,13 @@
  *   fakepmr:PATH[,wbm=N][,nrdy_ms=N][,hsts=N]
  *                      a file-backed simulated PMR with a software register
  *                      block; runs the whole PMR code path on any machine.
+ *
+ * pmr: and fakepmr: targets take ",enable" (same as pmr_params.enable), and
+ * fakepmr: also pmrs=0|1 (CAP.PMRS), en=0|1 (PMRCTL.EN at start, default 1),
+ * pmrto=N, pmrtu=N (enable timeout, default 1 x 500 ms).
+ *
+ * A region is written by one thread at a time (copy and barrier); loads
+ * through pmr_base() may come from any thread.
  */
 #ifndef PMWAL_PMR_H
 #define PMWAL_PMR_H
@@ -36,6 +43,7 @@ struct pmr_params {
 	uint64_t create_bytes; /* pmem:/fakepmr: create or extend the file to this size */
 	bool readonly;
 	bool enable;           /* pmr: set PMRCTL.EN if the PMR is disabled */
+	bool create_excl;      /* with create_bytes: fail with -EEXIST if the file exists */
 };
 
 struct pmr_info {
@@ -65,5 +73,62 @@ void pmr_copy_nodrain(struct pmr_region *r, uint64_t off, const void *src, size_
  * Returns 0, or -errno (-EIO: controller reports an error; -ENOTSUP: no
  * barrier mechanism, nothing can be claimed durable). */
 int pmr_barrier(struct pmr_region *r);
+
+/*
+ * NVMe PMR registers, read and decoded (pmr:BDF and fakepmr: targets). Filled
+ * by pmr_query_caps() without enabling or mapping the PMR itself, so probing
+ * never changes the device.
+ */
+struct pmr_caps {
+	uint64_t cap;          /* CAP (offset 0) */
+	uint32_t pmrcap, pmrctl, pmrsts, pmrebs, pmrswtp;
+	bool pmrs;             /* CAP.PMRS: the controller has a PMR */
+	bool rds, wds, cmss;   /* PMRCAP: read/write data support, memory space */
+	unsigned bir;          /* PMRCAP.BIR: BAR holding the PMR */
+	unsigned pmrtu;        /* PMRCAP.PMRTU: 0 = 500 ms units, 1 = minutes */
+	unsigned pmrto;        /* PMRCAP.PMRTO: enable timeout in PMRTU units */
+	unsigned pmrwbm;       /* PMRCAP.PMRWBM bits 13:10 */
+	bool enabled;          /* PMRCTL.EN */
+	bool nrdy, cbai;       /* PMRSTS.NRDY, PMRSTS.CBAI */
+	unsigned hsts, err;    /* PMRSTS.HSTS (0 = normal), PMRSTS.ERR */
+	uint64_t timeout_ms;   /* enable timeout decoded from PMRTO/PMRTU */
+	uint64_t elasticity_bytes; /* PMREBS: buffer size decoded (0 if none) */
+	uint64_t bar_bytes;    /* size of BAR <bir> (0 if unknown) */
+};
+
+/* Read and decode the PMR registers of a pmr:BDF or fakepmr: target. Returns
+ * 0, or -errno with @err naming the cause and the fix (as pmr_open). */
+int pmr_query_caps(const char *target, struct pmr_caps *caps, char *err, size_t errlen);
+
+/* Names for PMRSTS.HSTS and the PMRWBM mechanism ("PMRSTS read", ...). */
+const char *pmr_hsts_name(unsigned hsts);
+const char *pmr_wbm_name(unsigned pmrwbm);
+
+/* What a simulated power loss does to stores made since the last barrier. */
+enum pmr_loss_mode {
+	PMR_LOSS_DROP_ALL = 0,    /* every pending store is lost */
+	PMR_LOSS_KEEP_SUBSET = 1, /* each pending 64-byte line survives or not */
+	PMR_LOSS_TEAR_WORDS = 2,  /* each 8-byte word of a pending line survives or not */
+};
+
+/*
+ * fakepmr: only. Simulate a power loss: stores since the last barrier are
+ * dropped, kept or torn as @mode says, chosen by a PRNG seeded with @seed (the
+ * same seed gives the same image). Barriered stores are never touched.
+ * Afterwards the region shows what a reboot would find (loads read the
+ * durable image) and stays usable. Returns the number of pending 64-byte lines
+ * that were affected, or -EINVAL (not a fake PMR, or unknown mode).
+ */
+int pmr_fake_power_loss(struct pmr_region *r, uint64_t seed, int mode);
+
+/*
+ * fakepmr: only. Set PMRSTS.HSTS from now on, as a controller would report a
+ * health problem: later barriers fail with -EIO while it is not 0. Returns 0
+ * or -EINVAL (not a fake PMR).
+ */
+int pmr_fake_set_hsts(struct pmr_region *r, unsigned hsts);
+
+/* fakepmr: only. Bytes in 64-byte lines stored since the last barrier. */
+uint64_t pmr_fake_pending_bytes(const struct pmr_region *r);
 
 #endif /* PMWAL_PMR_H */

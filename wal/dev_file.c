@@ -459,10 +459,13 @@ int wal_dev_open_file(const struct wal_dev_params *p, struct wal_dev **out, char
 	rc = setup_geometry(f, p, err, errlen);
 	if (rc)
 		goto err_close;
-	if (!p->no_uring && !p->readonly) {
+	if (!p->no_uring) {
 		rc = setup_uring(f, p, err, errlen);
-		if (rc)
+		/* Readers (verify, dump) need no ring: report the path a writer
+		 * would take, but never refuse a read over it. */
+		if (rc && !p->readonly)
 			goto err_close;
+		rc = 0;
 	}
 	uint32_t amin, amax;
 

@@ -224,6 +224,13 @@ static int format_log(struct pmwal *w, const struct pmwal_options *opt, char *er
 			 WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES);
 		return PMWAL_EBADOPT;
 	}
+	/* Default: 16 MiB, or a quarter of a small log, so small logs just work. */
+	if (!opt->record_bytes_max) {
+		uint64_t quarter = (cap - WAL_RING_OFFSET) / WAL_BLOCK_BYTES * WAL_PAYLOAD_BYTES / 4;
+
+		if (quarter < rec_max)
+			rec_max = quarter > WAL_REC_HDR_BYTES ? (uint32_t)quarter : 1;
+	}
 	memset(sb, 0, sizeof(*sb));
 	sb->format_version = PMWAL_FORMAT_VERSION;
 	sb->block_bytes = WAL_BLOCK_BYTES;
@@ -237,8 +244,13 @@ static int format_log(struct pmwal *w, const struct pmwal_options *opt, char *er
 	sb->head_lsn = 1;
 	uint64_t group_payload = rec_max + WAL_REC_HDR_BYTES;
 
-	if (group_payload < w->group_bytes_max)
-		group_payload = w->group_bytes_max;
+	uint64_t group_bytes = w->group_bytes_max;
+	uint64_t ring_quarter = sb->capacity_blocks * WAL_PAYLOAD_BYTES / 4;
+
+	if (group_bytes > ring_quarter)
+		group_bytes = ring_quarter > WAL_PAYLOAD_BYTES ? ring_quarter : WAL_PAYLOAD_BYTES;
+	if (group_payload < group_bytes)
+		group_payload = group_bytes;
 	sb->group_blocks_max = wal_blocks_for_bytes(group_payload) + 1;
 	if (sb->group_blocks_max > sb->capacity_blocks) {
 		snprintf(err, errlen,

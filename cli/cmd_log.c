@@ -1,0 +1,683 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_log.c - the log subcommands of `pmwal`: create, append, dump, verify,
+ * recover, info and release. They use only the public API (pmwal.h), as any
+ * database would. Output is for people by default and JSON with --json.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "pmwal.h"
+#include "util.h"
+
+#define APPEND_BATCH_RECORDS 256
+
+/* Options every log command shares. */
+struct common {
+	const char *target;
+	uint32_t flags;
+	bool json;
+	char err[512];
+};
+
+enum { OPT_BUFFERED = 1000, OPT_NO_URING, OPT_FDATASYNC, OPT_SALVAGE, OPT_JSON, OPT_HELP };
+
+#define COMMON_LONG_OPTIONS                                                               \
+	{ "buffered", no_argument, NULL, OPT_BUFFERED },                                   \
+		{ "no-uring", no_argument, NULL, OPT_NO_URING },                           \
+		{ "fdatasync", no_argument, NULL, OPT_FDATASYNC },                         \
+		{ "salvage", no_argument, NULL, OPT_SALVAGE },                             \
+		{ "json", no_argument, NULL, OPT_JSON }, { "help", no_argument, NULL, 'h' }
+
+static const char common_help[] =
+	"  --buffered     no O_DIRECT (page cache + fdatasync), e.g. on tmpfs\n"
+	"  --no-uring     pwritev instead of io_uring (where io_uring is refused)\n"
+	"  --fdatasync    make groups durable with fdatasync instead of FUA writes\n"
+	"  --salvage      skip corruption instead of failing (reports what was skipped)\n"
+	"  --json         machine-readable output\n"
+	"  -h, --help     this text\n";
+
+/* Handles a shared option; returns 1 if it was one. */
+static int common_opt(struct common *c, int opt)
+{
+	switch (opt) {
+	case OPT_BUFFERED:
+		c->flags |= PMWAL_OPEN_BUFFERED_IO;
+		return 1;
+	case OPT_NO_URING:
+		c->flags |= PMWAL_OPEN_NO_URING;
+		return 1;
+	case OPT_FDATASYNC:
+		c->flags |= PMWAL_OPEN_FDATASYNC;
+		return 1;
+	case OPT_SALVAGE:
+		c->flags |= PMWAL_OPEN_SALVAGE;
+		return 1;
+	case OPT_JSON:
+		c->json = true;
+		return 1;
+	}
+	return 0;
+}
+
+static int bad_usage(const char *cmd, const char *what)
+{
+	fprintf(stderr, "pmwal %s: %s (see pmwal %s --help)\n", cmd, what, cmd);
+	return 2;
+}
+
+/* Takes the one positional TARGET; returns 0 or the usage exit code. */
+static int take_target(struct common *c, const char *cmd, int argc, char **argv)
+{
+	if (optind >= argc)
+		return bad_usage(cmd, "missing TARGET");
+	c->target = argv[optind++];
+	return 0;
+}
+
+static void init_opts(struct pmwal_options *o, struct common *c)
+{
+	memset(o, 0, sizeof(*o));
+	o->target = c->target;
+	o->flags = c->flags;
+	o->errmsg_buf = c->err;
+	o->errmsg_len = sizeof(c->err);
+}
+
+/* Exit code for a failed open: corrupt 3, unreadable or not a log 2, else 1. */
+static int open_failed(const char *cmd, struct common *c, int rc)
+{
+	fprintf(stderr, "pmwal %s: %s\n", cmd, c->err[0] ? c->err : pmwal_strerror(rc));
+	if (rc == PMWAL_ECORRUPT)
+		return 3;
+	if (rc == PMWAL_EFORMAT || rc == PMWAL_EBADOPT || rc == -ENOENT || rc == -EACCES ||
+	    rc == -EPERM || rc == PMWAL_EUNSUPPORTED || rc == -EINVAL)
+		return 2;
+	return 1;
+}
+
+static const char *verdict_str(int v)
+{
+	return v == PMWAL_CLEAN ? "clean" : v == PMWAL_TORN_TAIL ? "torn_tail" : "corrupt";
+}
+
+static json_t *report_json(const char *target, const struct pmwal_report *r)
+{
+	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:s}",
+			      "target", target, "verdict", verdict_str(r->verdict), "records",
+			      (json_int_t)r->records, "payload_bytes", (json_int_t)r->payload_bytes,
+			      "blocks", (json_int_t)r->blocks, "first_lsn",
+			      (json_int_t)r->first_lsn, "last_lsn", (json_int_t)r->last_lsn,
+			      "end_offset", (json_int_t)r->end_offset, "durable_hint",
+			      (json_int_t)r->durable_hint, "elapsed_s", r->elapsed_ns / 1e9,
+			      "detail", r->detail);
+
+	if (r->verdict == PMWAL_CORRUPT) {
+		json_object_set_new(o, "corrupt_lsn", json_integer((json_int_t)r->corrupt_lsn));
+		json_object_set_new(o, "corrupt_offset",
+				    json_integer((json_int_t)r->corrupt_offset));
+	}
+	if (r->verdict == PMWAL_TORN_TAIL)
+		json_object_set_new(o, "torn_blocks", json_integer((json_int_t)r->torn_blocks));
+	if (r->skipped_blocks) {
+		json_object_set_new(o, "skipped_blocks",
+				    json_integer((json_int_t)r->skipped_blocks));
+		json_object_set_new(o, "skipped_records",
+				    json_integer((json_int_t)r->skipped_records));
+	}
+	return o;
+}
+
+static void print_json(json_t *o)
+{
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(o);
+}
+
+static void print_report(const char *target, const struct pmwal_report *r)
+{
+	printf("%s: %s\n", target, verdict_str(r->verdict));
+	printf("  records      %llu (LSN %llu..%llu), %llu payload bytes, %llu blocks\n",
+	       (unsigned long long)r->records, (unsigned long long)r->first_lsn,
+	       (unsigned long long)r->last_lsn, (unsigned long long)r->payload_bytes,
+	       (unsigned long long)r->blocks);
+	printf("  ends at      byte offset %llu\n", (unsigned long long)r->end_offset);
+	if (r->verdict == PMWAL_CORRUPT)
+		printf("  corrupt at   LSN %llu, byte offset %llu\n",
+		       (unsigned long long)r->corrupt_lsn, (unsigned long long)r->corrupt_offset);
+	if (r->skipped_blocks)
+		printf("  skipped      %llu blocks, %llu records (salvage)\n",
+		       (unsigned long long)r->skipped_blocks,
+		       (unsigned long long)r->skipped_records);
+	printf("  detail       %s\n", r->detail);
+	printf("  scan time    %.3f ms\n", r->elapsed_ns / 1e6);
+}
+
+/* ---- create ------------------------------------------------------------- */
+
+int cmd_create(int argc, char **argv)
+{
+	static const struct option lo[] = { { "size", required_argument, NULL, 's' },
+					    { "record-max", required_argument, NULL, 'r' },
+					    { "force", no_argument, NULL, 'f' },
+					    COMMON_LONG_OPTIONS,
+					    { 0 } };
+	struct common c = { 0 };
+	struct pmwal_options o;
+	uint64_t size = 0, rec_max = 0;
+	bool force = false;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "s:r:fh", lo, NULL)) != -1) {
+		if (common_opt(&c, opt))
+			continue;
+		switch (opt) {
+		case 's':
+			if (cli_parse_size(optarg, &size) || size == 0)
+				return bad_usage("create", "--size: expected bytes such as 64M");
+			break;
+		case 'r':
+			if (cli_parse_size(optarg, &rec_max) || rec_max == 0 || rec_max > (1u << 30))
+				return bad_usage("create", "--record-max: expected 1 .. 1G");
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'h':
+			printf("usage: pmwal create TARGET --size BYTES [--record-max BYTES] "
+			       "[--force]\n"
+			       "Formats a new log. A file is created and zero-filled; a block "
+			       "device or region\nuses --size or its whole size. An existing "
+			       "pmwal log is only overwritten with --force.\n%s",
+			       common_help);
+			return 0;
+		default:
+			return bad_usage("create", "unknown option");
+		}
+	}
+	if ((rc = take_target(&c, "create", argc, argv)))
+		return rc;
+	if (optind < argc)
+		return bad_usage("create", "one TARGET only");
+	if (!force) {
+		struct pmwal_report rep;
+
+		init_opts(&o, &c);
+		if (pmwal_verify(&o, &rep) == 0) {
+			fprintf(stderr,
+				"pmwal create: %s already holds a pmwal log (%llu records); pass "
+				"--force to destroy it\n",
+				c.target, (unsigned long long)rep.records);
+			return 2;
+		}
+	}
+	init_opts(&o, &c);
+	o.flags |= PMWAL_OPEN_CREATE;
+	o.capacity_bytes = size;
+	o.record_bytes_max = (uint32_t)rec_max;
+	struct pmwal *w;
+
+	c.err[0] = 0;
+	rc = pmwal_open(&o, &w);
+	if (rc)
+		return open_failed("create", &c, rc);
+	struct pmwal_info info;
+
+	pmwal_stat(w, &info);
+	rc = pmwal_close(w);
+	if (c.json)
+		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s}", "target", c.target,
+				     "capacity_bytes", (json_int_t)info.capacity_bytes,
+				     "log_id", (json_int_t)info.log_id, "medium", info.medium,
+				     "durability", info.durability));
+	else
+		printf("created %s: %llu bytes, %llu blocks of 4096, log id %016llx, %s, %s\n",
+		       c.target, (unsigned long long)info.capacity_bytes,
+		       (unsigned long long)info.capacity_blocks, (unsigned long long)info.log_id,
+		       info.medium, info.durability);
+	return rc ? 1 : 0;
+}
+
+/* ---- append ------------------------------------------------------------- */
+
+/* Reads the next record: a line without its newline, or @fixed bytes. */
+static ssize_t read_record(FILE *in, size_t fixed, char **buf, size_t *cap)
+{
+	if (!fixed) {
+		ssize_t n = getline(buf, cap, in);
+
+		if (n > 0 && (*buf)[n - 1] == '\n')
+			n--;
+		return n;
+	}
+	if (*cap < fixed) {
+		char *nb = realloc(*buf, fixed);
+
+		if (!nb)
+			return -1;
+		*buf = nb;
+		*cap = fixed;
+	}
+	size_t n = fread(*buf, 1, fixed, in);
+
+	return n == 0 ? -1 : (ssize_t)n;
+}
+
+static int flush_batch(struct pmwal *w, struct iovec *iov, int n, uint64_t *first,
+		       uint64_t *last)
+{
+	uint64_t lsn;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	rc = pmwal_appendv(w, iov, n, &lsn);
+	for (int i = 0; i < n; i++)
+		free(iov[i].iov_base);
+	if (rc)
+		return rc;
+	if (!*first)
+		*first = lsn;
+	*last = lsn + (uint64_t)n - 1;
+	return 0;
+}
+
+int cmd_append(int argc, char **argv)
+{
+	static const struct option lo[] = { { "record-size", required_argument, NULL, 'n' },
+					    COMMON_LONG_OPTIONS,
+					    { 0 } };
+	struct common c = { 0 };
+	struct pmwal_options o;
+	uint64_t fixed = 0, first = 0, last = 0, skipped = 0;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "n:h", lo, NULL)) != -1) {
+		if (common_opt(&c, opt))
+			continue;
+		switch (opt) {
+		case 'n':
+			if (cli_parse_size(optarg, &fixed) || fixed == 0)
+				return bad_usage("append", "--record-size: expected bytes > 0");
+			break;
+		case 'h':
+			printf("usage: pmwal append TARGET [--record-size N] < records\n"
+			       "Appends one record per input line (newline removed; empty lines "
+			       "are skipped),\nor fixed-size records of N bytes. Exits 0 only "
+			       "once every record is durable.\n%s",
+			       common_help);
+			return 0;
+		default:
+			return bad_usage("append", "unknown option");
+		}
+	}
+	if ((rc = take_target(&c, "append", argc, argv)))
+		return rc;
+	init_opts(&o, &c);
+	o.commit_policy = PMWAL_COMMIT_BUFFERED;
+	struct pmwal *w;
+
+	rc = pmwal_open(&o, &w);
+	if (rc)
+		return open_failed("append", &c, rc);
+	struct iovec iov[APPEND_BATCH_RECORDS];
+	int n = 0;
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t len;
+
+	while ((len = read_record(stdin, fixed, &buf, &cap)) >= 0) {
+		if (len == 0) {
+			skipped++;
+			continue;
+		}
+		iov[n].iov_base = malloc((size_t)len);
+		if (!iov[n].iov_base) {
+			rc = -ENOMEM;
+			break;
+		}
+		memcpy(iov[n].iov_base, buf, (size_t)len);
+		iov[n++].iov_len = (size_t)len;
+		if (n == APPEND_BATCH_RECORDS) {
+			rc = flush_batch(w, iov, n, &first, &last);
+			n = 0;
+			if (rc)
+				break;
+		}
+	}
+	if (!rc)
+		rc = flush_batch(w, iov, n, &first, &last);
+	else
+		for (int i = 0; i < n; i++)
+			free(iov[i].iov_base);
+	free(buf);
+	if (!rc)
+		rc = pmwal_sync(w);
+	if (rc)
+		fprintf(stderr, "pmwal append: %s: %s\n", pmwal_strerror(rc), pmwal_errmsg(w));
+	int crc = pmwal_close(w);
+
+	if (rc || crc)
+		return 1;
+	if (c.json)
+		print_json(json_pack("{s:I, s:I, s:I, s:I}", "records",
+				     (json_int_t)(first ? last - first + 1 : 0), "first_lsn",
+				     (json_int_t)first, "last_lsn", (json_int_t)last,
+				     "skipped_empty", (json_int_t)skipped));
+	else
+		fprintf(stderr, "appended %llu records (LSN %llu..%llu), durable\n",
+			(unsigned long long)(first ? last - first + 1 : 0),
+			(unsigned long long)first, (unsigned long long)last);
+	return 0;
+}
+
+/* ---- dump --------------------------------------------------------------- */
+
+static void print_text_record(uint64_t lsn, const unsigned char *p, size_t len)
+{
+	printf("%llu\t", (unsigned long long)lsn);
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\')
+			putchar(p[i]);
+		else
+			printf("\\x%02x", p[i]);
+	}
+	putchar('\n');
+}
+
+static void print_json_record(uint64_t lsn, const void *p, size_t len)
+{
+	json_t *o = json_pack("{s:I, s:I}", "lsn", (json_int_t)lsn, "len", (json_int_t)len);
+	json_t *s = json_stringn(p, len); /* NULL unless valid UTF-8 */
+
+	if (s) {
+		json_object_set_new(o, "data", s);
+	} else {
+		char *hex = malloc(len * 2 + 1);
+
+		for (size_t i = 0; hex && i < len; i++)
+			sprintf(hex + 2 * i, "%02x", ((const unsigned char *)p)[i]);
+		if (hex) {
+			hex[len * 2] = 0;
+			json_object_set_new(o, "data_hex", json_string(hex));
+		}
+		free(hex);
+	}
+	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(o);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option lo[] = { { "from", required_argument, NULL, 'f' },
+					    COMMON_LONG_OPTIONS,
+					    { 0 } };
+	struct common c = { 0 };
+	struct pmwal_options o;
+	uint64_t from = 0;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "f:h", lo, NULL)) != -1) {
+		if (common_opt(&c, opt))
+			continue;
+		switch (opt) {
+		case 'f':
+			if (cli_parse_u64(optarg, &from))
+				return bad_usage("dump", "--from: expected an LSN");
+			break;
+		case 'h':
+			printf("usage: pmwal dump TARGET [--from LSN] [--json]\n"
+			       "Prints each durable record: LSN, a tab, the bytes (non-printable "
+			       "as \\xNN).\n--json prints one object per line: lsn, len, data "
+			       "(or data_hex).\n%s",
+			       common_help);
+			return 0;
+		default:
+			return bad_usage("dump", "unknown option");
+		}
+	}
+	if ((rc = take_target(&c, "dump", argc, argv)))
+		return rc;
+	init_opts(&o, &c);
+	o.flags |= PMWAL_OPEN_READONLY;
+	struct pmwal *w;
+
+	rc = pmwal_open(&o, &w);
+	if (rc)
+		return open_failed("dump", &c, rc);
+	struct pmwal_iter *it;
+
+	rc = pmwal_iter_open(w, from, &it);
+	if (rc) {
+		fprintf(stderr, "pmwal dump: %s\n", pmwal_errmsg(w)[0] ? pmwal_errmsg(w)
+								      : pmwal_strerror(rc));
+		pmwal_close(w);
+		return 2;
+	}
+	uint64_t lsn;
+	const void *data;
+	size_t len;
+
+	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
+		if (c.json)
+			print_json_record(lsn, data, len);
+		else
+			print_text_record(lsn, data, len);
+	}
+	if (rc < 0)
+		fprintf(stderr, "pmwal dump: %s: %s\n", pmwal_strerror(rc), pmwal_errmsg(w));
+	pmwal_iter_close(it);
+	pmwal_close(w);
+	return rc < 0 ? (rc == PMWAL_ECORRUPT ? 3 : 1) : 0;
+}
+
+/* ---- verify and recover ------------------------------------------------- */
+
+int cmd_verify(int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_LONG_OPTIONS, { 0 } };
+	struct common c = { 0 };
+	struct pmwal_options o;
+	struct pmwal_report rep;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (common_opt(&c, opt))
+			continue;
+		if (opt == 'h') {
+			printf("usage: pmwal verify TARGET [--json]\n"
+			       "Scans the log read-only (nothing is written) and prints the "
+			       "verdict: clean,\ntorn_tail (an unacknowledged tail would be cut "
+			       "off) or corrupt (LSN, offset).\nExit 0 clean or torn tail, 3 "
+			       "corrupt, 2 bad usage or unreadable target.\n%s",
+			       common_help);
+			return 0;
+		}
+		return bad_usage("verify", "unknown option");
+	}
+	if ((rc = take_target(&c, "verify", argc, argv)))
+		return rc;
+	init_opts(&o, &c);
+	rc = pmwal_verify(&o, &rep);
+	if (rc) {
+		fprintf(stderr, "pmwal verify: %s\n", c.err[0] ? c.err : pmwal_strerror(rc));
+		return 2;
+	}
+	if (c.json)
+		print_json(report_json(c.target, &rep));
+	else
+		print_report(c.target, &rep);
+	return rep.verdict == PMWAL_CORRUPT ? 3 : 0;
+}
+
+int cmd_recover(int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_LONG_OPTIONS, { 0 } };
+	struct common c = { 0 };
+	struct pmwal_options o;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (common_opt(&c, opt))
+			continue;
+		if (opt == 'h') {
+			printf("usage: pmwal recover TARGET [--salvage] [--json]\n"
+			       "Runs recovery as an opening database would: a torn tail is "
+			       "cut off (the next\nappend overwrites it). A corrupt log is left "
+			       "untouched (exit 3) unless --salvage.\n%s",
+			       common_help);
+			return 0;
+		}
+		return bad_usage("recover", "unknown option");
+	}
+	if ((rc = take_target(&c, "recover", argc, argv)))
+		return rc;
+	init_opts(&o, &c);
+	struct pmwal *w;
+
+	rc = pmwal_open(&o, &w);
+	if (rc)
+		return open_failed("recover", &c, rc);
+	struct pmwal_report rep = *pmwal_recovery_report(w);
+
+	rc = pmwal_close(w);
+	if (c.json)
+		print_json(report_json(c.target, &rep));
+	else
+		print_report(c.target, &rep);
+	if (rc)
+		return 1;
+	return rep.verdict == PMWAL_CORRUPT ? 3 : 0;
+}
+
+/* ---- info and release --------------------------------------------------- */
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_LONG_OPTIONS, { 0 } };
+	struct common c = { 0 };
+	struct pmwal_options o;
+	struct pmwal_info i;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (common_opt(&c, opt))
+			continue;
+		if (opt == 'h') {
+			printf("usage: pmwal info TARGET [--json]\n"
+			       "Shows the superblock, geometry, and how groups are made durable "
+			       "on this medium.\n%s",
+			       common_help);
+			return 0;
+		}
+		return bad_usage("info", "unknown option");
+	}
+	if ((rc = take_target(&c, "info", argc, argv)))
+		return rc;
+	init_opts(&o, &c);
+	o.flags |= PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE;
+	struct pmwal *w;
+
+	rc = pmwal_open(&o, &w);
+	if (rc)
+		return open_failed("info", &c, rc);
+	pmwal_stat(w, &i);
+	const struct pmwal_report *r = pmwal_recovery_report(w);
+
+	if (c.json) {
+		json_t *j = json_pack(
+			"{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:s, "
+			"s:I, s:I, s:I, s:I, s:I, s:I, s:s}",
+			"target", i.target, "medium", i.medium, "io_path", i.io_path, "durability",
+			i.durability, "granularity", i.granularity, "emulated", i.emulated,
+			"direct_io", i.direct_io, "block_bytes", i.block_bytes, "sector_bytes",
+			i.sector_bytes, "atomic_write_bytes", i.atomic_write_bytes,
+			"format_version", i.format_version, "epoch", i.epoch, "record_bytes_max",
+			i.record_bytes_max, "log_id", "", "capacity_bytes",
+			(json_int_t)i.capacity_bytes, "capacity_blocks",
+			(json_int_t)i.capacity_blocks, "head_lsn", (json_int_t)i.head_lsn,
+			"next_lsn", (json_int_t)i.next_lsn, "durable_lsn",
+			(json_int_t)i.durable_lsn, "used_blocks", (json_int_t)i.used_blocks,
+			"verdict", verdict_str(r->verdict));
+		char id[17];
+
+		snprintf(id, sizeof(id), "%016llx", (unsigned long long)i.log_id);
+		json_object_set_new(j, "log_id", json_string(id));
+		print_json(j);
+	} else {
+		printf("%s\n", i.target);
+		printf("  format         version %u, %u-byte blocks, log id %016llx, epoch %u\n",
+		       i.format_version, i.block_bytes, (unsigned long long)i.log_id, i.epoch);
+		printf("  capacity       %llu bytes, %llu ring blocks (%llu live)\n",
+		       (unsigned long long)i.capacity_bytes, (unsigned long long)i.capacity_blocks,
+		       (unsigned long long)i.used_blocks);
+		printf("  records        LSN %llu..%llu live, next LSN %llu, max record %u bytes\n",
+		       (unsigned long long)i.head_lsn, (unsigned long long)i.durable_lsn,
+		       (unsigned long long)i.next_lsn, i.record_bytes_max);
+		printf("  medium         %s%s, I/O path %s%s, sector %u bytes\n", i.medium,
+		       i.emulated ? " (emulated)" : "", i.io_path,
+		       i.direct_io ? " with O_DIRECT" : "", i.sector_bytes);
+		if (i.granularity[0])
+			printf("  granularity    %s\n", i.granularity);
+		printf("  durability     %s\n", i.durability);
+		printf("  atomic writes  %s\n",
+		       i.atomic_write_bytes ? "4096-byte atomic writes (RWF_ATOMIC)"
+					    : "none: torn blocks are detected by checksum");
+		printf("  state          %s (%s)\n", verdict_str(r->verdict), r->detail);
+	}
+	pmwal_close(w);
+	return 0;
+}
+
+int cmd_release(int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_LONG_OPTIONS, { 0 } };
+	struct common c = { 0 };
+	struct pmwal_options o;
+	uint64_t lsn;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (common_opt(&c, opt))
+			continue;
+		if (opt == 'h') {
+			printf("usage: pmwal release TARGET LSN\n"
+			       "Releases every record below LSN (after the database "
+			       "checkpointed them);\ntheir space is reused.\n%s",
+			       common_help);
+			return 0;
+		}
+		return bad_usage("release", "unknown option");
+	}
+	if ((rc = take_target(&c, "release", argc, argv)))
+		return rc;
+	if (optind >= argc || cli_parse_u64(argv[optind], &lsn))
+		return bad_usage("release", "missing or bad LSN");
+	init_opts(&o, &c);
+	struct pmwal *w;
+
+	rc = pmwal_open(&o, &w);
+	if (rc)
+		return open_failed("release", &c, rc);
+	rc = pmwal_release(w, lsn);
+	if (rc)
+		fprintf(stderr, "pmwal release: %s\n", pmwal_errmsg(w)[0] ? pmwal_errmsg(w)
+									 : pmwal_strerror(rc));
+	pmwal_close(w);
+	return rc ? (rc == PMWAL_ERANGE ? 2 : 1) : 0;
+}

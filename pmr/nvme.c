@@ -55,6 +55,18 @@ static void mmio_pmr_read(struct pmr_ctrl *c)
 	(void)*(volatile uint32_t *)ctrl_to_nvme(c)->uc;
 }
 
+/*
+ * Where PCI devices live. Tests point PMWAL_TEST_PCI_ROOT at a directory of
+ * files laid out like sysfs (class, resource0, resource4_wc), so the MMIO
+ * path above runs against file mappings on any machine.
+ */
+static const char *pci_root(void)
+{
+	const char *r = getenv("PMWAL_TEST_PCI_ROOT");
+
+	return r && *r ? r : "/sys/bus/pci/devices";
+}
+
 static const struct pmr_ctrl_ops mmio_ops = {
 	.reg_read32 = mmio_read32,
 	.reg_write32 = mmio_write32,
@@ -109,13 +121,13 @@ static int check_device(const char *bdf, char *err, size_t errlen)
 	uint64_t cls;
 	int rc;
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", bdf);
+	snprintf(path, sizeof(path), "%s/%s", pci_root(), bdf);
 	if (access(path, F_OK) != 0)
 		return pmr_errf(err, errlen, -ENOENT,
 				"pmr:%s: no such PCI device: list NVMe controllers with "
 				"`pmwal probe` or `lspci -D -d ::0108`",
 				bdf);
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class", bdf);
+	snprintf(path, sizeof(path), "%s/%s/class", pci_root(), bdf);
 	rc = pmr_read_file(path, buf, sizeof(buf));
 	if (rc || !pmr_parse_u64(buf, &cls))
 		return pmr_errf(err, errlen, rc ? rc : -EIO,
@@ -128,7 +140,7 @@ static int check_device(const char *bdf, char *err, size_t errlen)
 	return 0;
 }
 
-static int mmap_error(const char *bdf, const char *file, int rc, char *err, size_t errlen)
+int pmr_nvme_mmap_error(const char *bdf, const char *file, int rc, char *err, size_t errlen)
 {
 	if (rc == -EINVAL)
 		return pmr_errf(err, errlen, rc,
@@ -155,7 +167,7 @@ static int map_bar(const char *bdf, const char *res, bool writable, size_t len, 
 	void *p;
 	int fd, rc;
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, res);
+	snprintf(path, sizeof(path), "%s/%s/%s", pci_root(), bdf, res);
 	fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
@@ -176,7 +188,7 @@ static int map_bar(const char *bdf, const char *res, bool writable, size_t len, 
 	rc = p == MAP_FAILED ? -errno : 0;
 	close(fd); /* the mapping holds its own reference */
 	if (rc)
-		return mmap_error(bdf, path, rc, err, errlen);
+		return pmr_nvme_mmap_error(bdf, path, rc, err, errlen);
 	*addr = p;
 	*mapped = len;
 	return 0;
@@ -187,7 +199,7 @@ static uint64_t bar_size(const char *bdf, unsigned bir)
 	char path[PATH_MAX];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource%u", bdf, bir);
+	snprintf(path, sizeof(path), "%s/%s/resource%u", pci_root(), bdf, bir);
 	return stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
 }
 

@@ -103,6 +103,10 @@ int pmr_nvme_open(const struct pmr_params *p, const char *spec, struct pmr_regio
 		  char *err, size_t errlen);
 int pmr_fake_open(const struct pmr_params *p, const char *spec, struct pmr_region **out,
 		  char *err, size_t errlen);
+/* The message for a refused BAR mmap (EINVAL: strict devmem; EPERM/EACCES:
+ * not root or lockdown). Exposed for tests: only real hardware refuses. */
+int pmr_nvme_mmap_error(const char *bdf, const char *file, int rc, char *err,
+			size_t errlen);
 int pmr_nvme_query(const char *spec, struct pmr_caps *caps, char *err, size_t errlen);
 int pmr_fake_query(const char *spec, struct pmr_caps *caps, char *err, size_t errlen);
 bool pmr_is_fake(const struct pmr_region *r);

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_pmr.c - regions opened by target string: libpmem2 files (the
+ * emulated path every machine has, PAGE and forced CACHE_LINE), and the real
+ * NVMe PMR code in pmr/nvme.c run against a directory laid out like sysfs
+ * (PMWAL_TEST_PCI_ROOT), so BAR parsing, MMIO register access, enable,
+ * barrier choice and every error message are checked without hardware.
+ */
+#include "pmr.h"
+#include "pmr_internal.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64];
+static char err[1024];
+
+static void rm_tree(const char *path)
+{
+	char sub[1024];
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	if (lstat(path, &st) != 0)
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		rm_tree(sub);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path);
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/dev/shm/pmwal-pmr-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	unsetenv("PMEM2_FORCE_GRANULARITY");
+	unsetenv("PMWAL_TEST_PCI_ROOT");
+}
+
+static void teardown(void)
+{
+	rm_tree(dir);
+}
+
+TestSuite(pmem, .init = setup, .fini = teardown);
+TestSuite(nvme, .init = setup, .fini = teardown);
+
+static int open_target(const char *target, uint64_t create_bytes, bool readonly,
+		       struct pmr_region **r)
+{
+	struct pmr_params p = {
+		.target = target,
+		.create_bytes = create_bytes,
+		.readonly = readonly,
+	};
+
+	err[0] = '\0';
+	return pmr_open(&p, r, err, sizeof(err));
+}
+
+static void fill(uint8_t *buf, size_t len, uint8_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seed ^ (i * 13u));
+}
+
+/* ---- libpmem2 regions -------------------------------------------------- */
+
+static void round_trip(const char *gran, const char *barrier)
+{
+	char target[128];
+	struct pmr_region *r;
+	struct pmr_info info;
+	uint8_t a[5000], b[64];
+
+	snprintf(target, sizeof(target), "pmem:%s/log", dir);
+	cr_assert_eq(open_target(target, 1u << 20, false, &r), 0, "%s", err);
+	pmr_get_info(r, &info);
+	cr_assert_eq(info.kind, PMR_KIND_PMEM);
+	cr_assert_str_eq(info.kind_name, "pmem");
+	cr_assert_str_eq(info.granularity, gran);
+	cr_assert_str_eq(info.barrier, barrier);
+	cr_assert(info.emulated, "/dev/shm is not persistent memory");
+	cr_assert(info.durable);
+	cr_assert_eq(pmr_size(r), 1u << 20);
+
+	fill(a, sizeof(a), 1);
+	fill(b, sizeof(b), 2);
+	pmr_copy_nodrain(r, 3, a, sizeof(a));
+	pmr_copy_nodrain(r, (1u << 20) - sizeof(b), b, sizeof(b));
+	cr_assert_eq(pmr_barrier(r), 0);
+	cr_assert_eq(pmr_barrier(r), 0, "an empty barrier is fine");
+	pmr_close(r);
+
+	cr_assert_eq(open_target(target, 0, true, &r), 0, "%s", err);
+	cr_assert_arr_eq(pmr_base(r) + 3, a, sizeof(a));
+	cr_assert_arr_eq(pmr_base(r) + (1u << 20) - sizeof(b), b, sizeof(b));
+	cr_assert_eq(pmr_barrier(r), -EROFS, "read-only regions take no barrier");
+	pmr_close(r);
+}
+
+Test(pmem, page_granularity_round_trip_through_msync)
+{
+	round_trip("page", "msync");
+}
+
+Test(pmem, forced_cache_line_is_still_emulated)
+{
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
+	round_trip("cache-line", "pmem2 drain");
+}
+
+Test(pmem, bare_path_means_pmem)
+{
+	char target[128];
+	struct pmr_region *r;
+	struct pmr_info info;
+
+	snprintf(target, sizeof(target), "%s/bare", dir);
+	cr_assert_eq(open_target(target, 64u << 10, false, &r), 0, "%s", err);
+	pmr_get_info(r, &info);
+	cr_assert_eq(info.kind, PMR_KIND_PMEM);
+	pmr_close(r);
+}
+
+Test(pmem, missing_file_says_how_to_create_it)
+{
+	char target[128];
+	struct pmr_region *r = (struct pmr_region *)1;
+
+	snprintf(target, sizeof(target), "pmem:%s/none", dir);
+	cr_assert_eq(open_target(target, 0, false, &r), -ENOENT);
+	cr_assert_null(r);
+	cr_assert_not_null(strstr(err, "give a size"), "%s", err);
+}
+
+Test(pmem, empty_file_and_directory_are_refused)
+{
+	char target[160], path[128];
+	struct pmr_region *r;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/empty", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(target, sizeof(target), "pmem:%s", path);
+	cr_assert_eq(open_target(target, 0, false, &r), -EINVAL);
+	cr_assert_not_null(strstr(err, "empty file"), "%s", err);
+	snprintf(target, sizeof(target), "pmem:%s", dir);
+	cr_assert_eq(open_target(target, 0, false, &r), -EISDIR);
+	cr_assert_eq(open_target("pmem:", 0, false, &r), -EINVAL);
+	cr_assert_eq(open_target("", 0, false, &r), -EINVAL);
+}
+
+Test(pmem, exclusive_create_refuses_an_existing_file)
+{
+	char target[128];
+	struct pmr_region *r;
+	struct pmr_params p = { .target = target, .create_bytes = 4096, .create_excl = true };
+
+	snprintf(target, sizeof(target), "pmem:%s/x", dir);
+	cr_assert_eq(pmr_open(&p, &r, err, sizeof(err)), 0, "%s", err);
+	pmr_close(r);
+	cr_assert_eq(pmr_open(&p, &r, err, sizeof(err)), -EEXIST);
+}
+
+Test(pmem, odd_file_size_maps_whole_pages)
+{
+	char target[160], path[128];
+	struct pmr_region *r;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/odd", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 8192 + 100), 0);
+	close(fd);
+	snprintf(target, sizeof(target), "pmem:%s", path);
+	cr_assert_eq(open_target(target, 0, false, &r), 0, "%s", err);
+	cr_assert_eq(pmr_size(r), 8192);
+	pmr_close(r);
+}
+
+Test(pmem, query_caps_wants_a_pmr_target)
+{
+	struct pmr_caps k;
+
+	cr_assert_eq(pmr_query_caps("/tmp/x", &k, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "pmr:BDF"), "%s", err);
+}
+
+/* ---- NVMe PMR through a sysfs-shaped directory ------------------------- */
+
+#define BDF "0000:00:04.0"
+#define DATA_BYTES (256u * 1024u)
+
+static void write_file(const char *path, const void *buf, size_t len, size_t total,
+		       mode_t mode)
+{
+	int fd = open(path, O_CREAT | O_RDWR | O_TRUNC, mode);
+
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(ftruncate(fd, (off_t)total), 0);
+	if (len)
+		cr_assert_eq(pwrite(fd, buf, len, 0), (ssize_t)len);
+	close(fd);
+}
+
+static void put32(uint8_t *regs, uint32_t off, uint32_t v)
+{
+	memcpy(regs + off, &v, 4);
+}
+
+static uint32_t get32(const char *path, uint32_t off)
+{
+	uint32_t v = 0;
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, &v, 4, off), 4);
+	close(fd);
+	return v;
+}
+
+/*
+ * A controller at BDF whose BAR0 is a file: CAP.PMRS, PMRCAP (BIR 4,
+ * @wbm, PMRTO 1 = 500 ms), PMRCTL, PMRSTS as given; BAR 4 is DATA_BYTES.
+ */
+static void make_ctrl(const char *cls, bool pmrs, unsigned wbm, uint32_t pmrctl,
+		      uint32_t pmrsts)
+{
+	static uint8_t regs[16384];
+	char root[128], path[256];
+	uint64_t cap = pmrs ? 1ull << 56 : 0;
+
+	snprintf(root, sizeof(root), "%s/pci", dir);
+	cr_assert_eq(mkdir(root, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%s", root, BDF);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	chmod(dir, 0755);
+	snprintf(path, sizeof(path), "%s/%s/class", root, BDF);
+	write_file(path, cls, strlen(cls), strlen(cls), 0644);
+	memset(regs, 0, sizeof(regs));
+	memcpy(regs, &cap, 8);
+	put32(regs, 0xe00, 1u << 3 | 1u << 4 | 4u << 5 | wbm << 10 | 1u << 16);
+	put32(regs, 0xe04, pmrctl);
+	put32(regs, 0xe08, pmrsts);
+	snprintf(path, sizeof(path), "%s/%s/resource0", root, BDF);
+	write_file(path, regs, sizeof(regs), sizeof(regs), 0600);
+	snprintf(path, sizeof(path), "%s/%s/resource4", root, BDF);
+	write_file(path, NULL, 0, DATA_BYTES, 0600);
+	snprintf(path, sizeof(path), "%s/%s/resource4_wc", root, BDF);
+	write_file(path, NULL, 0, DATA_BYTES, 0600);
+	setenv("PMWAL_TEST_PCI_ROOT", root, 1);
+}
+
+static void nvme_round_trip(unsigned wbm, const char *barrier, const char *target)
+{
+	char path[256];
+	struct pmr_region *r;
+	struct pmr_info info;
+	uint8_t buf[4096], back[4096];
+	int fd;
+
+	make_ctrl("0x010802", true, wbm, 1, 0);
+	cr_assert_eq(open_target(target, 0, false, &r), 0, "%s", err);
+	pmr_get_info(r, &info);
+	cr_assert_eq(info.kind, PMR_KIND_NVME);
+	cr_assert_str_eq(info.kind_name, "pmr");
+	cr_assert_str_eq(info.barrier, barrier);
+	cr_assert(info.durable);
+	cr_assert_not(info.emulated);
+	cr_assert_eq(info.pmrwbm, wbm);
+	cr_assert_eq(pmr_size(r), DATA_BYTES);
+	fill(buf, sizeof(buf), 7);
+	pmr_copy_nodrain(r, 4096, buf, sizeof(buf));
+	cr_assert_eq(pmr_barrier(r), 0);
+	pmr_close(r);
+
+	snprintf(path, sizeof(path), "%s/pci/%s/resource4_wc", dir, BDF);
+	fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, back, sizeof(back), 4096), (ssize_t)sizeof(back));
+	close(fd);
+	cr_assert_arr_eq(back, buf, sizeof(buf), "stores went to the PMR BAR");
+}
+
+Test(nvme, pmrsts_barrier_through_mmio)
+{
+	nvme_round_trip(2, "sfence + PMRSTS read", "pmr:" BDF);
+}
+
+Test(nvme, pmr_read_barrier_through_mmio)
+{
+	nvme_round_trip(1, "sfence + PMR read", "pmr:" BDF);
+}
+
+Test(nvme, short_pci_address_form)
+{
+	nvme_round_trip(2, "sfence + PMRSTS read", "pmr:00:04.0");
+}
+
+Test(nvme, no_write_barrier_means_not_durable)
+{
+	struct pmr_region *r;
+	struct pmr_info info;
+
+	make_ctrl("0x010802", true, 0, 1, 0);
+	cr_assert_eq(open_target("pmr:" BDF, 0, false, &r), 0, "%s", err);
+	pmr_get_info(r, &info);
+	cr_assert_not(info.durable);
+	cr_assert_eq(pmr_barrier(r), -ENOTSUP);
+	pmr_close(r);
+}
+
+Test(nvme, disabled_pmr_needs_enable_and_enable_writes_pmrctl)
+{
+	struct pmr_region *r;
+	struct pmr_params p = { .target = "pmr:" BDF, .enable = true };
+	char path[256];
+
+	/* disabled: PMRCTL.EN = 0 and PMRSTS.NRDY = 1; a file never becomes
+	 * ready, so enabling must end in the PMRTO timeout */
+	make_ctrl("0x010802", true, 2, 0, 1u << 8);
+	cr_assert_eq(open_target("pmr:" BDF, 0, false, &r), -ENXIO);
+	cr_assert_not_null(strstr(err, "--enable-pmr"), "%s", err);
+	cr_assert_eq(pmr_open(&p, &r, err, sizeof(err)), -ETIMEDOUT);
+	cr_assert_not_null(strstr(err, "not ready after 500 ms"), "%s", err);
+	snprintf(path, sizeof(path), "%s/pci/%s/resource0", dir, BDF);
+	cr_assert_eq(get32(path, 0xe04), 1, "PMRCTL.EN was written");
+}
+
+Test(nvme, health_status_is_checked)
+{
+	struct pmr_region *r;
+
+	make_ctrl("0x010802", true, 2, 1, 3u << 9);
+	cr_assert_eq(open_target("pmr:" BDF, 0, false, &r), -EIO);
+	cr_assert_not_null(strstr(err, "unreliable"), "%s", err);
+}
+
+Test(nvme, controller_without_pmr)
+{
+	struct pmr_region *r;
+
+	make_ctrl("0x010802", false, 2, 1, 0);
+	cr_assert_eq(open_target("pmr:" BDF, 0, false, &r), -ENODEV);
+	cr_assert_not_null(strstr(err, "CAP.PMRS=0"), "%s", err);
+}
+
+Test(nvme, device_that_is_not_nvme)
+{
+	struct pmr_region *r;
+
+	make_ctrl("0x020000", true, 2, 1, 0);
+	cr_assert_eq(open_target("pmr:" BDF, 0, false, &r), -ENODEV);
+	cr_assert_not_null(strstr(err, "not an NVMe controller"), "%s", err);
+}
+
+Test(nvme, query_decodes_registers_without_enabling)
+{
+	struct pmr_caps k;
+	char path[256];
+
+	make_ctrl("0x010802", true, 3, 0, 1u << 8);
+	cr_assert_eq(pmr_query_caps("pmr:" BDF, &k, err, sizeof(err)), 0, "%s", err);
+	cr_assert(k.pmrs);
+	cr_assert_eq(k.pmrwbm, 3);
+	cr_assert_eq(k.bir, 4);
+	cr_assert_eq(k.bar_bytes, DATA_BYTES);
+	cr_assert_not(k.enabled);
+	cr_assert(k.nrdy);
+	snprintf(path, sizeof(path), "%s/pci/%s/resource0", dir, BDF);
+	cr_assert_eq(get32(path, 0xe04), 0, "probing never enables");
+}
+
+Test(nvme, permission_denied_says_run_as_root)
+{
+	struct pmr_region *r;
+	char path[256];
+	int fds[2], status, rc = 0;
+	pid_t pid;
+
+	make_ctrl("0x010802", true, 2, 1, 0);
+	if (geteuid() != 0) {
+		snprintf(path, sizeof(path), "%s/pci/%s/resource0", dir, BDF);
+		chmod(path, 0);
+		cr_assert_eq(open_target("pmr:" BDF, 0, false, &r), -EACCES);
+		cr_assert_not_null(strstr(err, "run as root"), "%s", err);
+		return;
+	}
+	/* As root, open as nobody in a child, so teardown keeps root. */
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(3);
+		rc = open_target("pmr:" BDF, 0, false, &r);
+		if (write(fds[1], &rc, sizeof(rc)) != sizeof(rc) ||
+		    write(fds[1], err, sizeof(err)) != sizeof(err))
+			_exit(4);
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_eq(read(fds[0], &rc, sizeof(rc)), sizeof(rc));
+	cr_assert_eq(read(fds[0], err, sizeof(err)), sizeof(err));
+	close(fds[0]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert_eq(rc, -EACCES, "%s", err);
+	cr_assert_not_null(strstr(err, "run as root"), "%s", err);
+}
+
+Test(nvme, strict_devmem_message_names_both_fixes)
+{
+	pmr_nvme_mmap_error(BDF, "/sys/bus/pci/devices/" BDF "/resource0", -EINVAL, err,
+			    sizeof(err));
+	cr_assert_not_null(strstr(err, "iomem=relaxed"), "%s", err);
+	cr_assert_not_null(strstr(err, "echo " BDF " > /sys/bus/pci/drivers/nvme/unbind"),
+			   "%s", err);
+	pmr_nvme_mmap_error(BDF, "x", -EPERM, err, sizeof(err));
+	cr_assert_not_null(strstr(err, "run as root"), "%s", err);
+}
+
+Test(nvme, nonexistent_pci_address)
+{
+	struct pmr_region *r = (struct pmr_region *)1;
+
+	cr_assert_eq(open_target("pmr:0000:ff:1f.7", 0, false, &r), -ENOENT);
+	cr_assert_null(r);
+	cr_assert_not_null(strstr(err, "no such PCI device"), "%s", err);
+	cr_assert_not_null(strstr(err, "pmwal probe"), "%s", err);
+}
+
+Test(nvme, malformed_targets)
+{
+	struct pmr_region *r;
+
+	cr_assert_eq(open_target("pmr:nonsense", 0, false, &r), -EINVAL);
+	cr_assert_not_null(strstr(err, "not a PCI address"), "%s", err);
+	cr_assert_eq(open_target("pmr:0000:00:04.0/../..", 0, false, &r), -EINVAL);
+	cr_assert_eq(open_target("pmr:0000:00:04.0,turbo", 0, false, &r), -EINVAL);
+	cr_assert_not_null(strstr(err, "unknown option"), "%s", err);
+}
+
+Test(nvme, real_device_that_is_not_nvme)
+{
+	char path[512], cls[64], target[300];
+	struct pmr_region *r;
+	struct dirent *e;
+	DIR *d = opendir("/sys/bus/pci/devices");
+	bool found = false;
+
+	while (d && !found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class", e->d_name);
+		if (pmr_read_file(path, cls, sizeof(cls)) == 0 && strncmp(cls, "0x0108", 6) != 0) {
+			snprintf(target, sizeof(target), "pmr:%s", e->d_name);
+			found = true;
+		}
+	}
+	if (d)
+		closedir(d);
+	if (!found)
+		cr_skip_test("no non-NVMe PCI device on this machine");
+	cr_assert_eq(open_target(target, 0, false, &r), -ENODEV, "%s", err);
+	cr_assert_not_null(strstr(err, "not an NVMe controller"), "%s", err);
+}

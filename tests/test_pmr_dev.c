@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_pmr_dev.c - the mapped device (wal/dev_pmem.c) the engine logs
+ * through: the fields it fills, a group commit as copies plus one barrier,
+ * bounds and read-only refusals, failed barriers reaching the engine, and
+ * the refusal to log to a PMR that cannot be made durable (PMRWBM none).
+ */
+#include "device.h"
+#include "pmr.h"
+#include "pmwal.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* wal/dev_pmem.c; to be declared in device.h */
+struct pmr_region *wal_dev_pmem_region(struct wal_dev *dev);
+
+static char dir[64];
+static char err[1024];
+static char target[256];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/dev/shm/pmwal-dev-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	unsetenv("PMEM2_FORCE_GRANULARITY");
+}
+
+static void teardown(void)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+TestSuite(dev_pmem, .init = setup, .fini = teardown);
+
+static int open_dev(const char *fmt, bool readonly, struct wal_dev **dev)
+{
+	struct wal_dev_params p = {
+		.target = target,
+		.create_bytes = readonly ? 0 : 1u << 20,
+		.readonly = readonly,
+	};
+
+	snprintf(target, sizeof(target), fmt, dir);
+	err[0] = '\0';
+	return wal_dev_open_pmem(&p, dev, err, sizeof(err));
+}
+
+Test(dev_pmem, emulated_pmem_fills_every_field)
+{
+	struct wal_dev *dev;
+
+	cr_assert_eq(open_dev("pmem:%s/log", false, &dev), 0, "%s", err);
+	cr_assert_str_eq(dev->medium, "pmem");
+	cr_assert_str_eq(dev->io_path, "mapped");
+	cr_assert_str_eq(dev->granularity, "page");
+	cr_assert_str_eq(dev->durability, "msync (emulated)");
+	cr_assert_eq(dev->caps, WAL_CAP_MAPPED | WAL_CAP_EMULATED);
+	cr_assert_eq(dev->sector_bytes, 64);
+	cr_assert_eq(dev->size_bytes, 1u << 20);
+	cr_assert_not_null(dev->base);
+	dev->ops->close(dev);
+}
+
+Test(dev_pmem, group_commit_then_read_back)
+{
+	static uint8_t a[4096], b[8192], back[8192];
+	struct wal_dev *dev;
+	struct wal_io ios[2];
+
+	memset(a, 0xa5, sizeof(a));
+	memset(b, 0x5a, sizeof(b));
+	ios[0] = (struct wal_io){ .buf = a, .len = sizeof(a), .off = 0 };
+	ios[1] = (struct wal_io){ .buf = b, .len = sizeof(b), .off = 65536 };
+	cr_assert_eq(open_dev("fakepmr:%s/pmr", false, &dev), 0, "%s", err);
+	cr_assert_str_eq(dev->medium, "fakepmr");
+	cr_assert_str_eq(dev->durability, "sfence + PMRSTS read (emulated)");
+	cr_assert_eq(dev->caps, WAL_CAP_MAPPED | WAL_CAP_EMULATED);
+	cr_assert_eq(dev->ops->commit(dev, ios, 2), 0);
+	/* committed means barriered: a power loss now loses nothing */
+	cr_assert_eq(pmr_fake_power_loss(wal_dev_pmem_region(dev), 3, PMR_LOSS_DROP_ALL), 0);
+	cr_assert_eq(dev->ops->read(dev, back, sizeof(b), 65536), 0);
+	cr_assert_arr_eq(back, b, sizeof(b));
+	cr_assert_eq(dev->ops->read(dev, back, sizeof(a), 0), 0);
+	cr_assert_arr_eq(back, a, sizeof(a));
+	dev->ops->close(dev);
+}
+
+Test(dev_pmem, out_of_bounds_pieces_are_refused)
+{
+	static uint8_t a[4096];
+	struct wal_dev *dev;
+	struct wal_io io = { .buf = a, .len = sizeof(a), .off = (1u << 20) - 64 };
+
+	cr_assert_eq(open_dev("fakepmr:%s/pmr", false, &dev), 0, "%s", err);
+	cr_assert_eq(dev->ops->commit(dev, &io, 1), -EINVAL);
+	cr_assert_eq(dev->ops->read(dev, a, sizeof(a), (1u << 20) - 64), -EINVAL);
+	cr_assert_eq(pmr_fake_pending_bytes(wal_dev_pmem_region(dev)), 0,
+		     "nothing was stored");
+	dev->ops->close(dev);
+}
+
+Test(dev_pmem, failed_barrier_fails_the_commit)
+{
+	static uint8_t a[4096];
+	struct wal_dev *dev;
+	struct wal_io io = { .buf = a, .len = sizeof(a), .off = 0 };
+
+	cr_assert_eq(open_dev("fakepmr:%s/pmr", false, &dev), 0, "%s", err);
+	cr_assert_eq(pmr_fake_set_hsts(wal_dev_pmem_region(dev), 3), 0);
+	cr_assert_eq(dev->ops->commit(dev, &io, 1), -EIO);
+	dev->ops->close(dev);
+}
+
+Test(dev_pmem, pmr_without_barrier_is_not_logged_to)
+{
+	struct wal_dev *dev = (struct wal_dev *)1;
+
+	cr_assert_eq(open_dev("fakepmr:%s/pmr,wbm=0", false, &dev), PMWAL_ENOTDURABLE);
+	cr_assert_null(dev);
+	cr_assert_not_null(strstr(err, "PMRWBM=0"), "%s", err);
+	cr_assert_not_null(strstr(err, "read-only"), "%s", err);
+}
+
+Test(dev_pmem, pmr_without_barrier_opens_read_only)
+{
+	struct wal_dev *dev;
+	uint8_t a[64] = { 0 };
+	struct wal_io io = { .buf = a, .len = sizeof(a), .off = 0 };
+
+	/* create it first (read-only opens do not create) */
+	cr_assert_eq(open_dev("fakepmr:%s/pmr", false, &dev), 0, "%s", err);
+	dev->ops->close(dev);
+	cr_assert_eq(open_dev("fakepmr:%s/pmr,wbm=0", true, &dev), 0, "%s", err);
+	cr_assert_eq(dev->caps, WAL_CAP_MAPPED | WAL_CAP_EMULATED | WAL_CAP_NOT_DURABLE);
+	cr_assert_eq(dev->ops->commit(dev, &io, 1), -EROFS);
+	dev->ops->close(dev);
+}
+
+Test(dev_pmem, region_of_another_device_is_null)
+{
+	cr_assert_null(wal_dev_pmem_region(NULL));
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - what the pieces of `pmwal bench` and `pmwal report` share: the
+ * description of one run (struct io_spec, struct log_spec), its raw result
+ * (struct run_result, per direction histograms and a time series), the
+ * parsers for fio-style option values, and the stop flag set by SIGINT.
+ *
+ * Every result is turned into one fio-shaped JSON job (result.c) as soon as
+ * it is measured; the terminal table, CSV, HTML report, compare and dual
+ * modes all read that JSON, so there is one description of a result.
+ */
+#ifndef PMWAL_BENCH_H
+#define PMWAL_BENCH_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hist.h"
+
+#define BENCH_EXIT_OK 0
+#define BENCH_EXIT_FAIL 1
+#define BENCH_EXIT_USAGE 2
+/* run_result.err for bad input or a refused feature: exit status 2. */
+#define PMWAL_BENCH_EUSAGE (-2000)
+
+enum { DIR_READ = 0, DIR_WRITE = 1, DIR_COUNT = 2 };
+
+enum io_rw {
+	RW_READ,
+	RW_WRITE,
+	RW_RANDREAD,
+	RW_RANDWRITE,
+	RW_RANDRW,
+	RW_RW, /* sequential mix */
+};
+
+/* A per-direction cap: absolute bytes/s, or a percentage of the maximum
+ * measured first with the same workload in that direction alone. */
+struct rate_cap {
+	uint64_t bytes_per_s;
+	double pct;
+};
+
+/* One raw I/O run (fio's job with numjobs copies). */
+struct io_spec {
+	const char *target;
+	char label[48];         /* "flash", "emulated pmem", or "" */
+	int rw;                 /* enum io_rw */
+	int rwmixread;          /* percent of reads in a mix */
+	uint32_t bs_bytes;
+	uint32_t iodepth;
+	uint32_t numjobs;
+	uint64_t size_bytes;    /* bytes of the target used; 0: its size / default */
+	uint64_t runtime_ns;    /* 0: one pass over size_bytes */
+	uint64_t ramp_ns;
+	uint64_t interval_ns;   /* time-series interval */
+	bool direct;
+	bool sqpoll;
+	bool hipri;
+	bool force;
+	bool no_fixed;          /* no registered buffers/files (for comparison) */
+	struct rate_cap rate[DIR_COUNT];
+};
+
+/* One pmwal log run (bench log). */
+struct log_spec {
+	const char *target;
+	char label[48];
+	uint32_t record_bytes;
+	uint32_t threads;
+	uint32_t commit_policy;     /* enum pmwal_commit_policy */
+	uint32_t group_window_us;
+	uint64_t capacity_bytes;
+	uint64_t runtime_ns;
+	uint64_t ramp_ns;
+	uint64_t interval_ns;
+	uint32_t open_flags;        /* extra PMWAL_OPEN_* */
+	bool force;
+};
+
+/* One interval of a time series. p99 of the interval: the largest of the
+ * per-thread p99s (an upper bound; exact with one thread). */
+struct series_point {
+	uint64_t bytes[DIR_COUNT];
+	uint64_t ops[DIR_COUNT];
+	uint64_t p99_ns[DIR_COUNT];
+};
+
+struct series {
+	uint64_t interval_ns;
+	uint32_t count;
+	uint32_t cap;
+	struct series_point *pt;
+};
+
+struct dir_result {
+	uint64_t ops;
+	uint64_t bytes;
+	struct hist lat;
+};
+
+struct run_result {
+	struct dir_result dir[DIR_COUNT];
+	uint64_t runtime_ns;
+	double usr_s;
+	double sys_s;
+	uint64_t ctx_switches;
+	struct series series;
+	bool interrupted;
+	int err;                /* 0, -errno or PMWAL_E*: the run failed */
+	char errmsg[256];
+	char engine[96];        /* how the I/O was done, e.g. "io_uring fixed" */
+	bool emulated;
+};
+
+/* --- util.c ------------------------------------------------------------- */
+extern volatile sig_atomic_t bench_stop;
+void bench_install_sigint(void);
+uint64_t now_ns(void);
+void sleep_ns(uint64_t ns);
+uint64_t rng_next(uint64_t *state);
+
+/* Parsers: 0 on success, -1 with a message in @err (what and why). */
+int parse_size(const char *s, uint64_t *bytes, char *err, size_t errlen);
+int parse_duration(const char *s, uint64_t *ns, char *err, size_t errlen);
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err,
+	       size_t errlen);
+int parse_rate(const char *s, struct rate_cap *cap, char *err, size_t errlen);
+int parse_rw(const char *s, int *rw, char *err, size_t errlen);
+const char *rw_name(int rw);
+bool rw_is_random(int rw);
+bool rw_has_dir(int rw, int dir);
+/* "1,2,4..256": a list; "a..b" doubles from a up to b. At most @max values. */
+int parse_list(const char *s, bool sizes, uint64_t *vals, int max, int *count, char *err,
+	       size_t errlen);
+void fmt_bytes(char *buf, size_t len, double bytes);
+void fmt_ns(char *buf, size_t len, double ns);
+
+/* Token bucket (GCRA) for one direction; not thread safe (one per job). */
+struct limiter {
+	double ns_per_byte; /* 0: unlimited */
+	uint64_t next_ns;
+};
+void limiter_init(struct limiter *l, uint64_t bytes_per_s);
+/* 0 if @bytes may go now (and charges them); else ns to wait. */
+uint64_t limiter_take(struct limiter *l, uint64_t now, uint64_t bytes);
+
+/* Progress line on a TTY only. */
+void progress_begin(const char *phase, uint64_t total_ns);
+void progress_update(uint64_t elapsed_ns);
+void progress_end(void);
+extern uint64_t progress_suite_left_ns;
+
+/* --- series.c ----------------------------------------------------------- */
+int series_init(struct series *s, uint64_t interval_ns, uint64_t runtime_ns);
+void series_free(struct series *s);
+int series_grow(struct series *s, uint32_t count);
+void series_merge(struct series *dst, const struct series *src);
+json_t *series_json(const struct series *s, const struct run_result *r);
+
+/* Per-thread accounting shared by io.c and log.c. */
+struct thread_stats {
+	struct dir_result dir[DIR_COUNT];
+	struct hist ival[DIR_COUNT];
+	struct series series;
+	uint32_t cur;           /* current interval index */
+	uint64_t start_ns;      /* measured window start (after ramp) */
+	uint64_t end_ns;        /* measured window end (0: open) */
+};
+int tstats_init(struct thread_stats *t, uint64_t interval_ns, uint64_t runtime_ns);
+void tstats_free(struct thread_stats *t);
+/* Record one completed op; ignored outside [start_ns, end_ns). */
+void tstats_record(struct thread_stats *t, int dir, uint64_t bytes, uint64_t lat_ns,
+		   uint64_t done_ns);
+void tstats_finish(struct thread_stats *t);
+void result_merge_thread(struct run_result *r, const struct thread_stats *t);
+
+/* --- result.c ----------------------------------------------------------- */
+struct run_result *result_new(void);
+void result_free(struct run_result *r);
+/* A fio-shaped job: read/write with iops, bw_bytes, clat_ns... and a
+ * "pmwal" section (series, cliff, cpu per I/O, label). Caller owns it. */
+json_t *result_job_json(const char *jobname, const char *phase, const char *target,
+			const char *label, const struct run_result *r, json_t *options);
+void table_header(void);
+void table_row(json_t *job);
+json_t *clat_json(const struct hist *h);
+int csv_write(json_t *root, const char *dir, char *err, size_t errlen);
+int json_write(json_t *root, const char *path, char *err, size_t errlen);
+json_t *root_new(void);
+void root_add_job(json_t *root, json_t *job);
+
+/* --- io.c --------------------------------------------------------------- */
+void io_spec_defaults(struct io_spec *s);
+bool target_is_region(const char *target);
+/* Run @spec; returns a result (check ->err) or NULL on allocation failure. */
+struct run_result *io_run(const struct io_spec *spec);
+/* Same, but resolves percentage rate caps first with calibration runs. */
+struct run_result *io_run_capped(struct io_spec *spec, json_t *notes);
+json_t *io_options_json(const struct io_spec *s);
+void io_fio_command(const struct io_spec *s, char *buf, size_t len);
+void io_jobname(const struct io_spec *s, char *buf, size_t len);
+
+/* --- target.c ----------------------------------------------------------- */
+/* Refuse (-1, message) to write to a filesystem or pmwal log without force. */
+int target_check_writable(const char *path, bool force, char *err, size_t errlen);
+/* Resolve "flash"/"pmem"/"emulated" to the default targets; fills @label. */
+/* @role: 0 raw I/O data file, 1 log. */
+const char *target_resolve(const char *t, int role, char *label, size_t labellen);
+/* A default target bench made (and may delete): pmwal-bench.{dat,wal}. */
+bool target_owned(const char *t);
+json_t *environment_json(const char **targets, int ntargets, json_t *options);
+
+/* --- log.c / recovery.c ------------------------------------------------- */
+void log_spec_defaults(struct log_spec *s);
+struct run_result *log_run(const struct log_spec *spec, json_t **extra);
+json_t *log_options_json(const struct log_spec *s);
+void log_jobname(const struct log_spec *s, char *buf, size_t len);
+/* Cost of each durability primitive alone on @target; array of jobs. */
+json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
+		       bool force, char *err, size_t errlen);
+json_t *recovery_run(const char *target, const char *label, uint64_t fill_bytes,
+		     uint32_t record_bytes, bool force, char *err, size_t errlen);
+
+/* --- report.c ----------------------------------------------------------- */
+int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd.c - `pmwal bench [MODE] [TARGET...] [OPTIONS]`: option parsing (names
+ * follow fio's, so a fio user reads a command line at once), dispatch to the
+ * modes, and writing the results: table as it goes, then --json, --csv and
+ * the HTML report. Bad input is a message and exit status 2 before anything
+ * is written; Ctrl-C stops the run and what was measured is still written.
+ */
+#include "ctx.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "pmwal.h"
+
+enum {
+	O_RW = 256, O_RWMIX, O_BS, O_IODEPTH, O_NUMJOBS, O_SIZE, O_RUNTIME, O_RAMP,
+	O_SQPOLL, O_HIPRI, O_DIRECT, O_RATE_R, O_RATE_W, O_RATE, O_SWEEP, O_TARGET,
+	O_INTERVAL, O_RECORD, O_THREADS, O_COMMIT, O_WINDOW, O_CAPACITY, O_CLIENTS,
+	O_CLIENT_B, O_JSON, O_CSV, O_FORCE, O_QUICK, O_NOFIXED, O_PRIM_TIME, O_HELP,
+	O_QUIET,
+};
+
+static const struct option long_opts[] = {
+	{"rw", required_argument, NULL, O_RW},
+	{"readwrite", required_argument, NULL, O_RW},
+	{"rwmixread", required_argument, NULL, O_RWMIX},
+	{"bs", required_argument, NULL, O_BS},
+	{"blocksize", required_argument, NULL, O_BS},
+	{"iodepth", required_argument, NULL, O_IODEPTH},
+	{"numjobs", required_argument, NULL, O_NUMJOBS},
+	{"size", required_argument, NULL, O_SIZE},
+	{"runtime", required_argument, NULL, O_RUNTIME},
+	{"ramp", required_argument, NULL, O_RAMP},
+	{"ramp_time", required_argument, NULL, O_RAMP},
+	{"sqthread-poll", no_argument, NULL, O_SQPOLL},
+	{"sqthread_poll", no_argument, NULL, O_SQPOLL},
+	{"hipri", no_argument, NULL, O_HIPRI},
+	{"direct", required_argument, NULL, O_DIRECT},
+	{"rate-read", required_argument, NULL, O_RATE_R},
+	{"rate-write", required_argument, NULL, O_RATE_W},
+	{"rate", required_argument, NULL, O_RATE},
+	{"sweep", required_argument, NULL, O_SWEEP},
+	{"filename", required_argument, NULL, O_TARGET},
+	{"target", required_argument, NULL, O_TARGET},
+	{"interval", required_argument, NULL, O_INTERVAL},
+	{"record-size", required_argument, NULL, O_RECORD},
+	{"threads", required_argument, NULL, O_THREADS},
+	{"commit", required_argument, NULL, O_COMMIT},
+	{"group-window-us", required_argument, NULL, O_WINDOW},
+	{"capacity", required_argument, NULL, O_CAPACITY},
+	{"clients", required_argument, NULL, O_CLIENTS},
+	{"b", required_argument, NULL, O_CLIENT_B},
+	{"json", required_argument, NULL, O_JSON},
+	{"csv", required_argument, NULL, O_CSV},
+	{"output", required_argument, NULL, 'o'},
+	{"force", no_argument, NULL, O_FORCE},
+	{"quick", no_argument, NULL, O_QUICK},
+	{"no-fixed", no_argument, NULL, O_NOFIXED},
+	{"prim-time", required_argument, NULL, O_PRIM_TIME},
+	{"quiet", no_argument, NULL, O_QUIET},
+	{"help", no_argument, NULL, O_HELP},
+	{0},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pmwal bench [MODE] [TARGET...] [OPTIONS]\n"
+		"modes:\n"
+		"  (none)       default suite on 'flash' (a file here, O_DIRECT) and 'pmem'\n"
+		"               (an emulated region in /dev/shm); report in ./pmwal-report/\n"
+		"  io           raw I/O: --rw read|write|randread|randwrite|randrw --rwmixread N\n"
+		"               --bs 4k --iodepth 32 --numjobs 1 --size 1g --runtime 10s\n"
+		"               --ramp 1s --sqthread-poll --hipri --direct 0|1 --no-fixed\n"
+		"               --rate-read 500M|20%% --rate-write 100M|20%% --clients 2\n"
+		"  log          durable appends: --record-size 4k --threads 1\n"
+		"               --commit durable|buffered --group-window-us N --capacity 256m\n"
+		"  recovery     fill a log (--size 1g, --record-size 4k), time pmwal_open\n"
+		"  primitives   fdatasync / O_DSYNC / RWF_DSYNC / pmem barrier, each alone\n"
+		"  dual         two processes on one target at once (--clients N, --b \"rw=read\n"
+		"               bs=128k\" for a different second workload), vs one alone\n"
+		"  compare A B  the quick suite on two targets side by side with ratios\n"
+		"targets: PATH (file or block device), flash, pmem, pmem:PATH, /dev/daxX.Y,\n"
+		"         pmr:BDF, fakepmr:PATH\n"
+		"sweeps:  --sweep iodepth=1,2,4..256 | numjobs=1..8 | bs=512..1m |\n"
+		"         record=512..64k | threads=1..32   (a..b doubles)\n"
+		"output:  --json FILE (fio-shaped), --csv DIR, -o DIR (json+csv+html),\n"
+		"         --runtime/--ramp/--interval 100ms, --quick, --force, --quiet\n");
+}
+
+static int set_err(struct bench_ctx *c, const char *opt, const char *msg)
+{
+	snprintf(c->err, sizeof(c->err), "--%s: %s", opt, msg);
+	return -1;
+}
+
+static int parse_sweep(struct bench_ctx *c, const char *arg)
+{
+	static const char *const keys[] = {"iodepth", "numjobs", "bs", "record", "threads"};
+	const char *eq = strchr(arg, '=');
+	char msg[256];
+
+	if (!eq || eq - arg >= (long)sizeof(c->sweep_key))
+		return set_err(c, "sweep", "expected KEY=LIST, e.g. iodepth=1,2,4..256");
+	snprintf(c->sweep_key, sizeof(c->sweep_key), "%.*s", (int)(eq - arg), arg);
+	bool known = false, sizes = !strcmp(c->sweep_key, "bs") || !strcmp(c->sweep_key, "record");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		known |= !strcmp(c->sweep_key, keys[i]);
+	if (!known)
+		return set_err(c, "sweep", "key must be iodepth, numjobs, bs, record or threads");
+	if (parse_list(eq + 1, sizes, c->sweep, SWEEP_POINTS_MAX, &c->nsweep, msg, sizeof(msg)))
+		return set_err(c, "sweep", msg);
+	return 0;
+}
+
+static int parse_u32(struct bench_ctx *c, const char *name, const char *arg, uint64_t max,
+		     uint32_t *out)
+{
+	uint64_t v;
+	char msg[256];
+
+	if (parse_uint(arg, 1, max, &v, msg, sizeof(msg)))
+		return set_err(c, name, msg);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_sz(struct bench_ctx *c, const char *name, const char *arg, uint64_t *out)
+{
+	char msg[256];
+
+	if (parse_size(arg, out, msg, sizeof(msg)))
+		return set_err(c, name, msg);
+	return 0;
+}
+
+static int parse_dur(struct bench_ctx *c, const char *name, const char *arg, uint64_t *out)
+{
+	char msg[256];
+
+	if (parse_duration(arg, out, msg, sizeof(msg)))
+		return set_err(c, name, msg);
+	return 0;
+}
+
+/* fio's --rate=READ,WRITE (either may be empty). */
+static int parse_rate_pair(struct bench_ctx *c, const char *arg)
+{
+	char buf[128], msg[256];
+	snprintf(buf, sizeof(buf), "%s", arg);
+	char *comma = strchr(buf, ',');
+	if (comma)
+		*comma = 0;
+	if (*buf && parse_rate(buf, &c->io.rate[DIR_READ], msg, sizeof(msg)))
+		return set_err(c, "rate", msg);
+	if (comma && comma[1] && parse_rate(comma + 1, &c->io.rate[DIR_WRITE], msg, sizeof(msg)))
+		return set_err(c, "rate", msg);
+	if (!comma)
+		c->io.rate[DIR_WRITE] = c->io.rate[DIR_READ];
+	return 0;
+}
+
+static int parse_one(struct bench_ctx *c, int opt, const char *arg)
+{
+	char msg[256];
+	uint64_t v;
+	uint32_t u;
+
+	switch (opt) {
+	case O_RW:
+		return parse_rw(arg, &c->io.rw, msg, sizeof(msg)) ? set_err(c, "rw", msg) : 0;
+	case O_RWMIX:
+		if (parse_uint(arg, 0, 100, &v, msg, sizeof(msg)) && strcmp(arg, "0"))
+			return set_err(c, "rwmixread", msg);
+		c->io.rwmixread = (int)v;
+		return 0;
+	case O_BS:
+		if (parse_sz(c, "bs", arg, &v))
+			return -1;
+		if (!v || v > (64u << 20))
+			return set_err(c, "bs", "must be in 1..64M");
+		c->io.bs_bytes = (uint32_t)v;
+		return 0;
+	case O_IODEPTH:
+		return parse_u32(c, "iodepth", arg, 4096, &c->io.iodepth);
+	case O_NUMJOBS:
+		return parse_u32(c, "numjobs", arg, 256, &c->io.numjobs);
+	case O_SIZE:
+		c->size_set = true;
+		if (parse_sz(c, "size", arg, &v))
+			return -1;
+		if (!v)
+			return set_err(c, "size", "must be above 0");
+		c->io.size_bytes = c->fill_bytes = v;
+		return 0;
+	case O_RUNTIME:
+		c->runtime_set = true;
+		if (parse_dur(c, "runtime", arg, &v))
+			return -1;
+		c->io.runtime_ns = v;
+		if (v)
+			c->log.runtime_ns = v;
+		return 0;
+	case O_RAMP:
+		if (parse_dur(c, "ramp", arg, &v))
+			return -1;
+		c->io.ramp_ns = c->log.ramp_ns = v;
+		return 0;
+	case O_INTERVAL:
+		if (parse_dur(c, "interval", arg, &v))
+			return -1;
+		if (v < 1000000)
+			return set_err(c, "interval", "must be at least 1ms");
+		c->io.interval_ns = c->log.interval_ns = v;
+		return 0;
+	case O_SQPOLL:
+		c->io.sqpoll = true;
+		return 0;
+	case O_HIPRI:
+		c->io.hipri = true;
+		return 0;
+	case O_NOFIXED:
+		c->io.no_fixed = true;
+		return 0;
+	case O_DIRECT:
+		if (strcmp(arg, "0") && strcmp(arg, "1"))
+			return set_err(c, "direct", "must be 0 or 1");
+		c->io.direct = arg[0] == '1';
+		if (!c->io.direct)
+			c->log.open_flags |= PMWAL_OPEN_BUFFERED_IO;
+		return 0;
+	case O_RATE_R:
+	case O_RATE_W:
+		if (parse_rate(arg, &c->io.rate[opt == O_RATE_R ? DIR_READ : DIR_WRITE], msg,
+			       sizeof(msg)))
+			return set_err(c, opt == O_RATE_R ? "rate-read" : "rate-write", msg);
+		return 0;
+	case O_RATE:
+		return parse_rate_pair(c, arg);
+	case O_SWEEP:
+		return parse_sweep(c, arg);
+	case O_TARGET:
+		if (c->npos < 4)
+			c->pos[c->npos++] = arg;
+		return 0;
+	case O_RECORD:
+		if (parse_sz(c, "record-size", arg, &v))
+			return -1;
+		if (!v || v > (16u << 20))
+			return set_err(c, "record-size", "must be in 1..16M");
+		c->log.record_bytes = (uint32_t)v;
+		return 0;
+	case O_THREADS:
+		return parse_u32(c, "threads", arg, 1024, &c->log.threads);
+	case O_COMMIT:
+		if (!strcmp(arg, "durable"))
+			c->log.commit_policy = PMWAL_COMMIT_DURABLE;
+		else if (!strcmp(arg, "buffered"))
+			c->log.commit_policy = PMWAL_COMMIT_BUFFERED;
+		else
+			return set_err(c, "commit", "must be durable or buffered");
+		return 0;
+	case O_WINDOW:
+		if (parse_uint(arg, 0, 1000000, &v, msg, sizeof(msg)))
+			return set_err(c, "group-window-us", msg);
+		c->log.group_window_us = (uint32_t)v;
+		return 0;
+	case O_CAPACITY:
+		if (parse_sz(c, "capacity", arg, &v))
+			return -1;
+		if (v < (1u << 20))
+			return set_err(c, "capacity", "must be at least 1M");
+		c->log.capacity_bytes = v;
+		return 0;
+	case O_CLIENTS:
+		if (parse_u32(c, "clients", arg, 16, &u))
+			return -1;
+		c->clients = u;
+		return 0;
+	case O_CLIENT_B:
+		c->client_b = arg;
+		return 0;
+	case O_PRIM_TIME:
+		return parse_dur(c, "prim-time", arg, &c->prim_ns);
+	case O_JSON:
+		c->json_path = arg;
+		return 0;
+	case O_CSV:
+		c->csv_dir = arg;
+		return 0;
+	case 'o':
+		c->report_dir = arg;
+		return 0;
+	case O_FORCE:
+		c->force = c->io.force = c->log.force = true;
+		return 0;
+	case O_QUICK:
+		c->quick = true;
+		return 0;
+	case O_QUIET:
+		c->quiet = true;
+		return 0;
+	default:
+		snprintf(c->err, sizeof(c->err), "unknown option (see pmwal bench --help)");
+		return -1;
+	}
+}
+
+int ctx_parse(struct bench_ctx *c, int argc, char **argv)
+{
+	int opt;
+
+	optind = 0; /* GNU: full re-initialisation, this parser runs more than once */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
+		if (opt == 'h' || opt == O_HELP) {
+			usage(stdout);
+			snprintf(c->err, sizeof(c->err), "help");
+			return -1;
+		}
+		if (opt == '?' || opt == ':') {
+			snprintf(c->err, sizeof(c->err), "unknown option or missing value: %s",
+				 argv[optind - 1]);
+			return -1;
+		}
+		if (parse_one(c, opt, optarg))
+			return -1;
+	}
+	for (; optind < argc; optind++) {
+		if (c->npos >= 4) {
+			snprintf(c->err, sizeof(c->err), "too many targets");
+			return -1;
+		}
+		c->pos[c->npos++] = argv[optind];
+	}
+	return 0;
+}
+
+void ctx_note_status(struct bench_ctx *c, int err)
+{
+	int st = err == PMWAL_BENCH_EUSAGE ? BENCH_EXIT_USAGE : err ? BENCH_EXIT_FAIL : 0;
+
+	if (st == BENCH_EXIT_USAGE || (st && c->status == 0))
+		c->status = st;
+}
+
+void ctx_add_target(struct bench_ctx *c, const char *target)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(c->targets, i, v) if (!strcmp(json_string_value(v), target)) return;
+	json_array_append_new(c->targets, json_string(target));
+}
+
+static void ctx_init(struct bench_ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	io_spec_defaults(&c->io);
+	log_spec_defaults(&c->log);
+	c->clients = 1;
+	c->fill_bytes = UINT64_C(1) << 30;
+	c->prim_ns = 1000000000ull;
+	c->root = root_new();
+	c->targets = json_array();
+}
+
+static const char *io_target(struct bench_ctx *c, int i, int role, char *label, size_t len)
+{
+	return target_resolve(c->npos > i ? c->pos[i] : "flash", role, label, len);
+}
+
+static int mode_io(struct bench_ctx *c)
+{
+	char label[48];
+
+	c->io.target = io_target(c, 0, 0, label, sizeof(label));
+	if (c->clients > 1 || c->client_b)
+		return run_dual(c);
+	if (c->nsweep)
+		run_sweep_io(c, &c->io, label);
+	else
+		run_io_job(c, &c->io, label);
+	return 0;
+}
+
+static int mode_log(struct bench_ctx *c)
+{
+	char label[48];
+
+	c->log.target = io_target(c, 0, 1, label, sizeof(label));
+	if (c->nsweep)
+		run_sweep_log(c, &c->log, label);
+	else
+		run_log_job(c, &c->log, label);
+	return 0;
+}
+
+static int mode_recovery(struct bench_ctx *c)
+{
+	char label[48];
+	const char *t = io_target(c, 0, 1, label, sizeof(label));
+
+	run_recovery(c, t, label, c->fill_bytes, c->log.record_bytes);
+	return 0;
+}
+
+static int mode_primitives(struct bench_ctx *c)
+{
+	char label[48];
+	const char *t = io_target(c, 0, 0, label, sizeof(label));
+
+	run_primitives(c, t, label);
+	return 0;
+}
+
+/* Modes whose jobs must not be mixed up with a target named like a mode. */
+static const struct {
+	const char *name;
+	int (*run)(struct bench_ctx *c);
+} modes[] = {
+	{"io", mode_io},	 {"log", mode_log},	 {"recovery", mode_recovery},
+	{"primitives", mode_primitives}, {"dual", run_dual}, {"compare", run_compare},
+	{"suite", run_suite},
+};
+
+static int write_outputs(struct bench_ctx *c)
+{
+	char path[4096];
+
+	json_object_set_new(json_object_get(c->root, "pmwal"), "environment",
+			    environment_json(NULL, 0, NULL));
+	json_t *env = json_object_get(json_object_get(c->root, "pmwal"), "environment");
+	json_t *tj = json_object_get(env, "targets");
+	json_t *v;
+	size_t i;
+	json_array_foreach(c->targets, i, v)
+	{
+		const char *t = json_string_value(v);
+		json_t *one = environment_json(&t, 1, NULL);
+		json_array_extend(tj, json_object_get(one, "targets"));
+		json_decref(one);
+	}
+	if (c->json_path && json_write(c->root, c->json_path, c->err, sizeof(c->err)))
+		return -1;
+	if (c->csv_dir && csv_write(c->root, c->csv_dir, c->err, sizeof(c->err)))
+		return -1;
+	if (!c->report_dir)
+		return 0;
+	if (mkdir(c->report_dir, 0755) && errno != EEXIST) {
+		snprintf(c->err, sizeof(c->err), "cannot create %s: %s", c->report_dir,
+			 strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/result.json", c->report_dir);
+	if (json_write(c->root, path, c->err, sizeof(c->err)) ||
+	    csv_write(c->root, c->report_dir, c->err, sizeof(c->err)) ||
+	    report_html(&c->root, 1, c->report_dir, c->err, sizeof(c->err)))
+		return -1;
+	if (!c->quiet)
+		printf("report: %s/index.html (result.json, jobs.csv, series.csv)\n",
+		       c->report_dir);
+	return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bench_ctx c;
+	int (*run)(struct bench_ctx *) = run_suite;
+	int first = 1;
+
+	ctx_init(&c);
+	if (argc > 1) {
+		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+			if (!strcmp(argv[1], modes[i].name)) {
+				run = modes[i].run;
+				c.mode = modes[i].name;
+				first = 2;
+			}
+		}
+	}
+	if (!c.mode)
+		c.mode = "suite";
+	if (ctx_parse(&c, argc - first + 1, argv + first - 1)) {
+		bool help = !strcmp(c.err, "help");
+		if (!help)
+			fprintf(stderr, "pmwal bench: %s\n", c.err);
+		json_decref(c.root);
+		json_decref(c.targets);
+		return help ? 0 : BENCH_EXIT_USAGE;
+	}
+	if (run == run_suite && first == 1 && c.npos) {
+		fprintf(stderr, "pmwal bench: unknown mode '%s' (io, log, recovery, primitives, "
+				"dual, compare)\n", c.pos[0]);
+		json_decref(c.root);
+		json_decref(c.targets);
+		return BENCH_EXIT_USAGE;
+	}
+	if (run == run_suite && !c.report_dir)
+		c.report_dir = "pmwal-report";
+	bench_stop = 0;
+	bench_install_sigint();
+	if (!c.quiet)
+		table_header();
+	if (run(&c) < 0) {
+		fprintf(stderr, "pmwal bench: %s\n", c.err);
+		ctx_note_status(&c, PMWAL_BENCH_EUSAGE);
+	}
+	if (bench_stop) {
+		fprintf(stderr, "pmwal bench: interrupted; writing what was measured\n");
+		json_object_set_new(json_object_get(c.root, "pmwal"), "interrupted", json_true());
+		ctx_note_status(&c, -EINTR);
+	}
+	if (json_array_size(json_object_get(c.root, "jobs")) && write_outputs(&c)) {
+		fprintf(stderr, "pmwal bench: %s\n", c.err);
+		ctx_note_status(&c, -EIO);
+	}
+	json_decref(c.root);
+	json_decref(c.targets);
+	return c.status;
+}

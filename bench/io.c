@@ -1,0 +1,691 @@
+// SPDX-License-Identifier: MIT
+/*
+ * io.c - the raw I/O engine behind `pmwal bench io`: numjobs threads, each
+ * with its own io_uring (registered buffers and file, optional SQPOLL and
+ * IOPOLL) on a file or block device, or non-temporal copies plus a barrier on
+ * a persistent region through pmr/.
+ *
+ * It exists so the raw medium is measured with the same clock, histogram and
+ * time series as the log, and costs no more CPU per I/O than fio does: one
+ * clock read per batch of submissions and one per batch of completions, no
+ * allocation and no locks on the data path. Job j owns the j-th slice of the
+ * target (fio: --size=slice --offset_increment=slice).
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <linux/fs.h>
+#include <unistd.h>
+
+#include "pmr.h"
+
+#define IO_DEFAULT_FILE_BYTES (UINT64_C(1) << 30)
+#define IO_QD_MAX 4096u
+#define IO_JOBS_MAX 256u
+#define LAYOUT_CHUNK_BYTES (UINT64_C(1) << 20)
+
+struct io_shared {
+	const struct io_spec *spec;
+	int fd;
+	struct pmr_region *region;
+	uint64_t target_bytes;   /* bytes of the target in use */
+	uint32_t sector_bytes;
+	pthread_barrier_t start;
+	volatile int abort;
+};
+
+struct io_slot {
+	uint64_t submit_ns;
+	int dir;
+};
+
+struct io_job {
+	struct io_shared *sh;
+	int idx;
+	pthread_t tid;
+	struct io_uring ring;
+	bool ring_ok;
+	bool fixed;
+	uint8_t *bufs;
+	struct io_slot *slots;
+	uint32_t *free_slots;
+	uint32_t nfree;
+	uint32_t inflight;
+	uint64_t off0, slice_bytes, seq_pos;
+	uint64_t ops_left;      /* size-based runs: ops still to issue */
+	uint64_t rng;
+	struct limiter lim[DIR_COUNT];
+	struct thread_stats st;
+	int err;
+	char errmsg[256];
+};
+
+void io_spec_defaults(struct io_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->rw = RW_RANDREAD;
+	s->rwmixread = 50;
+	s->bs_bytes = 4096;
+	s->iodepth = 32;
+	s->numjobs = 1;
+	s->runtime_ns = 10000000000ull;
+	s->interval_ns = 100000000ull;
+	s->direct = true;
+}
+
+bool target_is_region(const char *t)
+{
+	return !strncmp(t, "pmem:", 5) || !strncmp(t, "pmr:", 4) ||
+	       !strncmp(t, "fakepmr:", 8) || !strncmp(t, "/dev/dax", 8);
+}
+
+static void job_fail(struct io_job *j, int err, const char *fmt, const char *what)
+{
+	if (!j->err) {
+		j->err = err;
+		snprintf(j->errmsg, sizeof(j->errmsg), fmt, what, strerror(-err));
+	}
+	j->sh->abort = 1;
+}
+
+/* Direction of the next I/O, or -1 with *wait_ns set when rate caps say
+ * wait. A capped direction yields to the other so each runs at its cap. */
+static int pick_dir(struct io_job *j, uint64_t now, uint64_t *wait_ns)
+{
+	const struct io_spec *s = j->sh->spec;
+	int d;
+
+	if (rw_has_dir(s->rw, DIR_READ) && rw_has_dir(s->rw, DIR_WRITE))
+		d = (int)(rng_next(&j->rng) % 100) < s->rwmixread ? DIR_READ : DIR_WRITE;
+	else
+		d = rw_has_dir(s->rw, DIR_READ) ? DIR_READ : DIR_WRITE;
+	uint64_t w = limiter_take(&j->lim[d], now, s->bs_bytes);
+	if (!w)
+		return d;
+	int o = !d;
+	bool other_ok = rw_has_dir(s->rw, o) && (o == DIR_READ ? s->rwmixread > 0
+							       : s->rwmixread < 100);
+	if (other_ok) {
+		uint64_t w2 = limiter_take(&j->lim[o], now, s->bs_bytes);
+		if (!w2)
+			return o;
+		if (w2 < w)
+			w = w2;
+	}
+	*wait_ns = w;
+	return -1;
+}
+
+static uint64_t next_offset(struct io_job *j)
+{
+	const struct io_spec *s = j->sh->spec;
+	uint64_t blocks = j->slice_bytes / s->bs_bytes;
+
+	if (rw_is_random(s->rw))
+		return j->off0 + (rng_next(&j->rng) % blocks) * s->bs_bytes;
+	uint64_t off = j->off0 + j->seq_pos;
+	j->seq_pos += s->bs_bytes;
+	if (j->seq_pos + s->bs_bytes > j->slice_bytes)
+		j->seq_pos = 0;
+	return off;
+}
+
+static bool job_stopping(struct io_job *j, uint64_t now)
+{
+	return bench_stop || j->sh->abort || (j->st.end_ns && now >= j->st.end_ns) ||
+	       (!j->st.end_ns && j->ops_left == 0);
+}
+
+static void queue_one(struct io_job *j, int dir, uint64_t now)
+{
+	const struct io_spec *s = j->sh->spec;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&j->ring);
+	uint32_t slot = j->free_slots[--j->nfree];
+	uint8_t *buf = j->bufs + (size_t)slot * s->bs_bytes;
+	uint64_t off = next_offset(j);
+	int fd = j->fixed ? 0 : j->sh->fd;
+
+	if (j->fixed && dir == DIR_READ)
+		io_uring_prep_read_fixed(sqe, fd, buf, s->bs_bytes, off, (int)slot);
+	else if (j->fixed)
+		io_uring_prep_write_fixed(sqe, fd, buf, s->bs_bytes, off, (int)slot);
+	else if (dir == DIR_READ)
+		io_uring_prep_read(sqe, fd, buf, s->bs_bytes, off);
+	else
+		io_uring_prep_write(sqe, fd, buf, s->bs_bytes, off);
+	if (j->fixed)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, slot);
+	j->slots[slot].submit_ns = now;
+	j->slots[slot].dir = dir;
+	j->inflight++;
+	if (!j->st.end_ns && j->ops_left)
+		j->ops_left--;
+}
+
+static int reap(struct io_job *j)
+{
+	const struct io_spec *s = j->sh->spec;
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+	uint64_t t = now_ns();
+
+	io_uring_for_each_cqe(&j->ring, head, cqe)
+	{
+		uint32_t slot = (uint32_t)cqe->user_data;
+		int d = j->slots[slot].dir;
+		if (cqe->res == -EOPNOTSUPP || (cqe->res == -EINVAL && s->direct)) {
+			job_fail(j, cqe->res, "%s refused: %s (O_DIRECT alignment, or polled "
+				 "I/O not supported here)", d == DIR_READ ? "read" : "write");
+			j->err = PMWAL_BENCH_EUSAGE;
+		} else if (cqe->res < 0)
+			job_fail(j, cqe->res,
+				 s->hipri ? "%s failed: %s (polled completions need an NVMe "
+					    "device with poll queues; drop --hipri)"
+					  : "%s failed: %s",
+				 d == DIR_READ ? "read" : "write");
+		else if ((uint32_t)cqe->res != s->bs_bytes)
+			job_fail(j, -EIO, "%s was short (end of target?): %s",
+				 d == DIR_READ ? "read" : "write");
+		else
+			tstats_record(&j->st, d, s->bs_bytes, t - j->slots[slot].submit_ns, t);
+		j->free_slots[j->nfree++] = slot;
+		j->inflight--;
+		n++;
+	}
+	io_uring_cq_advance(&j->ring, n);
+	return j->err;
+}
+
+static int uring_wait(struct io_job *j, bool queued, uint64_t wait_ns)
+{
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (queued) {
+		ret = io_uring_submit(&j->ring);
+		if (ret < 0)
+			return ret;
+	}
+	if (wait_ns) {
+		struct __kernel_timespec ts = {.tv_sec = (long long)(wait_ns / 1000000000u),
+					       .tv_nsec = (long long)(wait_ns % 1000000000u)};
+		ret = io_uring_wait_cqe_timeout(&j->ring, &cqe, &ts);
+		return ret == -ETIME ? 0 : ret;
+	}
+	ret = io_uring_wait_cqe(&j->ring, &cqe);
+	return ret;
+}
+
+static void uring_loop(struct io_job *j)
+{
+	const struct io_spec *s = j->sh->spec;
+
+	for (;;) {
+		uint64_t now = now_ns(), wait = 0;
+		bool stopping = job_stopping(j, now), queued = false;
+		while (!stopping && j->inflight < s->iodepth &&
+		       (j->st.end_ns || j->ops_left)) {
+			int d = pick_dir(j, now, &wait);
+			if (d < 0)
+				break;
+			queue_one(j, d, now);
+			queued = true;
+		}
+		if (!j->inflight && !queued) {
+			if (stopping)
+				break;
+			sleep_ns(wait < 1000000 ? wait : 1000000);
+			continue;
+		}
+		int ret = uring_wait(j, queued, wait);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN) {
+			job_fail(j, ret, "%s: %s", "io_uring wait");
+			break;
+		}
+		if (reap(j))
+			break;
+	}
+	/* Drain what is in flight so buffers are not freed under the kernel. */
+	while (j->inflight && j->ring_ok) {
+		struct io_uring_cqe *cqe;
+		if (io_uring_wait_cqe(&j->ring, &cqe) < 0)
+			break;
+		reap(j);
+	}
+}
+
+static void region_loop(struct io_job *j)
+{
+	const struct io_spec *s = j->sh->spec;
+	struct pmr_region *r = j->sh->region;
+	uint64_t batch_ns[IO_QD_MAX];
+	uint32_t nb = 0;
+
+	for (;;) {
+		uint64_t now = now_ns(), wait = 0;
+		if (job_stopping(j, now))
+			break;
+		int d = pick_dir(j, now, &wait);
+		if (d < 0) {
+			sleep_ns(wait < 1000000 ? wait : 1000000);
+			continue;
+		}
+		uint64_t off = next_offset(j);
+		if (!j->st.end_ns)
+			j->ops_left--;
+		if (d == DIR_READ) {
+			memcpy(j->bufs, pmr_base(r) + off, s->bs_bytes);
+			uint64_t t = now_ns();
+			tstats_record(&j->st, DIR_READ, s->bs_bytes, t - now, t);
+			continue;
+		}
+		pmr_copy_nodrain(r, off, j->bufs, s->bs_bytes);
+		batch_ns[nb++] = now;
+		if (nb < s->iodepth)
+			continue;
+		int rc = pmr_barrier(r);
+		uint64_t t = now_ns();
+		if (rc) {
+			job_fail(j, rc, "%s: %s", "region barrier");
+			return;
+		}
+		for (uint32_t i = 0; i < nb; i++)
+			tstats_record(&j->st, DIR_WRITE, s->bs_bytes, t - batch_ns[i], t);
+		nb = 0;
+	}
+	if (nb && pmr_barrier(r) == 0)
+		nb = 0;
+}
+
+static int ring_setup(struct io_job *j)
+{
+	const struct io_spec *s = j->sh->spec;
+	struct io_uring_params p;
+	int ret;
+
+	memset(&p, 0, sizeof(p));
+	if (s->sqpoll) {
+		p.flags |= IORING_SETUP_SQPOLL;
+		p.sq_thread_idle = 2000;
+	}
+	if (s->hipri)
+		p.flags |= IORING_SETUP_IOPOLL;
+	ret = io_uring_queue_init_params(s->iodepth * 2 < 4096 ? s->iodepth * 2 : 4096,
+					 &j->ring, &p);
+	if (ret < 0) {
+		job_fail(j, ret, "io_uring refused (%s): %s; check kernel.io_uring_disabled "
+				 "and seccomp, or drop --sqthread-poll/--hipri",
+			 s->sqpoll ? "SQPOLL" : s->hipri ? "IOPOLL" : "setup");
+		j->err = PMWAL_BENCH_EUSAGE;
+		return ret;
+	}
+	j->ring_ok = true;
+	if (s->no_fixed)
+		return 0;
+	struct iovec *iov = calloc(s->iodepth, sizeof(*iov));
+	if (!iov)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->iodepth; i++) {
+		iov[i].iov_base = j->bufs + (size_t)i * s->bs_bytes;
+		iov[i].iov_len = s->bs_bytes;
+	}
+	/* Fixed buffers and file save a pin and a fget per I/O; fall back
+	 * quietly if refused (the engine string says which path ran). */
+	j->fixed = io_uring_register_buffers(&j->ring, iov, s->iodepth) == 0 &&
+		   io_uring_register_files(&j->ring, &j->sh->fd, 1) == 0;
+	free(iov);
+	return 0;
+}
+
+static int job_alloc(struct io_job *j)
+{
+	const struct io_spec *s = j->sh->spec;
+	size_t bytes = (size_t)s->iodepth * s->bs_bytes;
+
+	if (posix_memalign((void **)&j->bufs, 4096, bytes))
+		return -ENOMEM;
+	for (size_t i = 0; i < bytes; i += 8) {
+		uint64_t v = rng_next(&j->rng);
+		memcpy(j->bufs + i, &v, bytes - i < 8 ? bytes - i : 8);
+	}
+	j->slots = calloc(s->iodepth, sizeof(*j->slots));
+	j->free_slots = calloc(s->iodepth, sizeof(*j->free_slots));
+	if (!j->slots || !j->free_slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->iodepth; i++)
+		j->free_slots[j->nfree++] = s->iodepth - 1 - i;
+	if (tstats_init(&j->st, s->interval_ns, s->runtime_ns))
+		return -ENOMEM;
+	for (int d = 0; d < DIR_COUNT; d++)
+		limiter_init(&j->lim[d], s->rate[d].bytes_per_s / s->numjobs);
+	return 0;
+}
+
+static void *job_main(void *arg)
+{
+	struct io_job *j = arg;
+	const struct io_spec *s = j->sh->spec;
+	int ret = job_alloc(j);
+
+	if (ret)
+		job_fail(j, ret, "%s: %s", "allocating job buffers");
+	else if (!j->sh->region)
+		ring_setup(j);
+	pthread_barrier_wait(&j->sh->start);
+	uint64_t t0 = now_ns();
+	j->st.start_ns = t0 + s->ramp_ns;
+	j->st.end_ns = s->runtime_ns ? j->st.start_ns + s->runtime_ns : 0;
+	j->ops_left = j->slice_bytes / s->bs_bytes;
+	if (!j->sh->abort && !j->err)
+		j->sh->region ? region_loop(j) : uring_loop(j);
+	tstats_finish(&j->st);
+	return NULL;
+}
+
+static void job_free(struct io_job *j)
+{
+	if (j->ring_ok)
+		io_uring_queue_exit(&j->ring);
+	free(j->bufs);
+	free(j->slots);
+	free(j->free_slots);
+	tstats_free(&j->st);
+}
+
+/* Write the whole range once so reads hit allocated blocks, as fio does. */
+static int layout_file(const char *path, uint64_t from, uint64_t to, char *err,
+		       size_t errlen)
+{
+	int fd = open(path, O_WRONLY);
+	uint8_t *buf = malloc(LAYOUT_CHUNK_BYTES);
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	int ret = 0;
+
+	if (fd < 0 || !buf) {
+		ret = fd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i + 8 <= LAYOUT_CHUNK_BYTES; i += 8) {
+		uint64_t v = rng_next(&rng);
+		memcpy(buf + i, &v, 8);
+	}
+	progress_begin("layout", 0);
+	for (uint64_t off = from; off < to && !bench_stop; off += LAYOUT_CHUNK_BYTES) {
+		size_t n = to - off < LAYOUT_CHUNK_BYTES ? to - off : LAYOUT_CHUNK_BYTES;
+		if (pwrite(fd, buf, n, (off_t)off) != (ssize_t)n) {
+			ret = -errno;
+			break;
+		}
+	}
+	progress_end();
+	if (!ret && fdatasync(fd))
+		ret = -errno;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+out:
+	if (ret)
+		snprintf(err, errlen, "laying out %s: %s", path, strerror(-ret));
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
+}
+
+static int open_blockdev(struct io_shared *sh, const char *path, struct stat *st,
+			 char *err, size_t errlen)
+{
+	uint64_t dev_bytes = 0;
+	int lbs = 512;
+
+	if (ioctl(sh->fd, BLKGETSIZE64, &dev_bytes) || ioctl(sh->fd, BLKSSZGET, &lbs)) {
+		snprintf(err, errlen, "%s: cannot read the device size: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	sh->sector_bytes = (uint32_t)lbs;
+	if (!sh->target_bytes)
+		sh->target_bytes = dev_bytes;
+	if (sh->target_bytes > dev_bytes) {
+		snprintf(err, errlen, "--size %" PRIu64 " is larger than %s (%" PRIu64 " bytes)",
+			 sh->target_bytes, path, dev_bytes);
+		return -1;
+	}
+	(void)st;
+	return 0;
+}
+
+static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
+{
+	const struct io_spec *s = sh->spec;
+	const char *path = s->target;
+	struct stat st;
+	bool exists = stat(path, &st) == 0;
+	bool writes = rw_has_dir(s->rw, DIR_WRITE);
+
+	if (!exists && !strncmp(path, "/dev/", 5)) {
+		snprintf(err, errlen, "%s: no such device", path);
+		return -1;
+	}
+	if (exists && writes && target_check_writable(path, s->force, err, errlen))
+		return -1;
+	int flags = O_RDWR | O_CREAT | (s->direct ? O_DIRECT : 0);
+	sh->fd = open(path, flags, 0644);
+	if (sh->fd < 0 && errno == EINVAL && s->direct) {
+		snprintf(err, errlen, "%s: O_DIRECT refused by its filesystem (tmpfs?); put "
+			 "the file on a disk filesystem or pass --direct=0", path);
+		return -1;
+	}
+	if (sh->fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	fstat(sh->fd, &st);
+	sh->target_bytes = s->size_bytes;
+	sh->sector_bytes = 512;
+	if (S_ISBLK(st.st_mode))
+		return open_blockdev(sh, path, &st, err, errlen);
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a file, block device or region", path);
+		return -1;
+	}
+	if (!sh->target_bytes)
+		sh->target_bytes = st.st_size > 0 ? (uint64_t)st.st_size : IO_DEFAULT_FILE_BYTES;
+	if ((uint64_t)st.st_size < sh->target_bytes) {
+		struct statvfs vfs;
+		uint64_t grow = sh->target_bytes - (uint64_t)st.st_size;
+		if (fstatvfs(sh->fd, &vfs) == 0 && grow > (uint64_t)vfs.f_bavail * vfs.f_frsize) {
+			snprintf(err, errlen, "--size %" PRIu64 " is larger than %s can hold "
+				 "(%" PRIu64 " bytes free)", sh->target_bytes, path,
+				 (uint64_t)vfs.f_bavail * vfs.f_frsize);
+			return -1;
+		}
+		if (layout_file(path, (uint64_t)st.st_size, sh->target_bytes, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+static int open_region_target(struct io_shared *sh, struct run_result *r, char *err,
+			      size_t errlen)
+{
+	const struct io_spec *s = sh->spec;
+	struct pmr_params p = {.target = s->target, .create_bytes = s->size_bytes};
+	struct pmr_info info;
+	int ret = pmr_open(&p, &sh->region, err, errlen);
+
+	if (ret)
+		return -1;
+	pmr_get_info(sh->region, &info);
+	sh->target_bytes = s->size_bytes ? s->size_bytes : pmr_size(sh->region);
+	if (sh->target_bytes > pmr_size(sh->region)) {
+		snprintf(err, errlen, "--size %" PRIu64 " is larger than region %s (%" PRIu64
+			 " bytes)", sh->target_bytes, s->target, pmr_size(sh->region));
+		return -1;
+	}
+	r->emulated = info.emulated;
+	snprintf(r->engine, sizeof(r->engine), "%s nt-copy+%s/%u", info.kind_name,
+		 info.barrier, s->iodepth);
+	return 0;
+}
+
+static int check_spec(const struct io_spec *s, const struct io_shared *sh, char *err,
+		      size_t errlen)
+{
+	if (!sh->region && s->direct && s->bs_bytes % sh->sector_bytes) {
+		snprintf(err, errlen, "--bs %u is not a multiple of the %u-byte sector "
+			 "(O_DIRECT needs it)", s->bs_bytes, sh->sector_bytes);
+		return -1;
+	}
+	uint64_t slice = sh->target_bytes / s->numjobs;
+	if (slice < s->bs_bytes) {
+		snprintf(err, errlen, "--size %" PRIu64 " leaves less than one --bs per job",
+			 sh->target_bytes);
+		return -1;
+	}
+	return 0;
+}
+
+static double tv_s(struct timeval tv)
+{
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/* Waits out the ramp, takes CPU time over the measured window. */
+static void supervise(const struct io_spec *s, struct io_job *jobs, struct run_result *r)
+{
+	struct rusage ru0, ru1;
+	uint64_t t0 = now_ns(), total = s->ramp_ns + s->runtime_ns;
+	bool ramped = !s->ramp_ns;
+
+	getrusage(RUSAGE_SELF, &ru0);
+	progress_begin("io", total);
+	for (;;) {
+		uint64_t el = now_ns() - t0;
+		if (!ramped && el >= s->ramp_ns) {
+			getrusage(RUSAGE_SELF, &ru0);
+			ramped = true;
+		}
+		if ((s->runtime_ns && el >= total) || bench_stop || jobs[0].sh->abort)
+			break;
+		if (!s->runtime_ns && el > 100000000ull) {
+			/* size-based: stop supervising once the threads finish */
+			bool any = false;
+			for (uint32_t i = 0; i < s->numjobs; i++)
+				any |= jobs[i].ops_left > 0;
+			if (!any)
+				break;
+		}
+		progress_update(el);
+		sleep_ns(50000000);
+	}
+	for (uint32_t i = 0; i < s->numjobs; i++)
+		pthread_join(jobs[i].tid, NULL);
+	progress_end();
+	getrusage(RUSAGE_SELF, &ru1);
+	uint64_t el = now_ns() - t0;
+	r->usr_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+	r->sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+	r->ctx_switches = (uint64_t)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw);
+	r->runtime_ns = el > s->ramp_ns ? el - s->ramp_ns : 0;
+	if (s->runtime_ns && r->runtime_ns > s->runtime_ns)
+		r->runtime_ns = s->runtime_ns;
+	r->interrupted = bench_stop;
+}
+
+static void run_jobs(struct io_shared *sh, struct run_result *r)
+{
+	const struct io_spec *s = sh->spec;
+	struct io_job *jobs = calloc(s->numjobs, sizeof(*jobs));
+	uint64_t slice = sh->target_bytes / s->numjobs / s->bs_bytes * s->bs_bytes;
+
+	if (!jobs) {
+		r->err = -ENOMEM;
+		snprintf(r->errmsg, sizeof(r->errmsg), "out of memory");
+		return;
+	}
+	pthread_barrier_init(&sh->start, NULL, s->numjobs);
+	for (uint32_t i = 0; i < s->numjobs; i++) {
+		struct io_job *j = &jobs[i];
+		j->sh = sh;
+		j->idx = (int)i;
+		j->rng = 0x2545F4914F6CDD1Dull * (i + 1) ^ now_ns();
+		j->off0 = slice * i;
+		j->slice_bytes = slice;
+		j->ops_left = slice / s->bs_bytes;
+		pthread_create(&j->tid, NULL, job_main, j);
+	}
+	supervise(s, jobs, r);
+	for (uint32_t i = 0; i < s->numjobs; i++) {
+		if (jobs[i].err && !r->err) {
+			r->err = jobs[i].err;
+			snprintf(r->errmsg, sizeof(r->errmsg), "%s", jobs[i].errmsg);
+		}
+		result_merge_thread(r, &jobs[i].st);
+		if (!sh->region)
+			snprintf(r->engine, sizeof(r->engine), "io_uring%s%s%s%s",
+				 jobs[i].fixed ? " fixed-bufs+files" : "",
+				 s->sqpoll ? " sqpoll" : "", s->hipri ? " iopoll" : "",
+				 s->direct ? " O_DIRECT" : " buffered");
+		job_free(&jobs[i]);
+	}
+	pthread_barrier_destroy(&sh->start);
+	free(jobs);
+}
+
+static int validate_spec(const struct io_spec *s, char *err, size_t errlen)
+{
+	if (!s->target || !*s->target)
+		snprintf(err, errlen, "no target given");
+	else if (!s->bs_bytes || s->bs_bytes > (64u << 20))
+		snprintf(err, errlen, "--bs must be in 1..64M");
+	else if (!s->iodepth || s->iodepth > IO_QD_MAX)
+		snprintf(err, errlen, "--iodepth must be in 1..%u", IO_QD_MAX);
+	else if (!s->numjobs || s->numjobs > IO_JOBS_MAX)
+		snprintf(err, errlen, "--numjobs must be in 1..%u", IO_JOBS_MAX);
+	else if (s->rwmixread < 0 || s->rwmixread > 100)
+		snprintf(err, errlen, "--rwmixread must be in 0..100");
+	else
+		return 0;
+	return -1;
+}
+
+struct run_result *io_run(const struct io_spec *spec)
+{
+	struct run_result *r = result_new();
+	struct io_shared sh = {.spec = spec, .fd = -1};
+
+	if (!r)
+		return NULL;
+	if (validate_spec(spec, r->errmsg, sizeof(r->errmsg)))
+		goto usage;
+	if (target_is_region(spec->target)) {
+		if (open_region_target(&sh, r, r->errmsg, sizeof(r->errmsg)))
+			goto usage;
+	} else if (open_file_target(&sh, r->errmsg, sizeof(r->errmsg))) {
+		goto usage;
+	}
+	if (check_spec(spec, &sh, r->errmsg, sizeof(r->errmsg)))
+		goto usage;
+	if (bench_stop)
+		goto out;
+	run_jobs(&sh, r);
+	goto out;
+usage:
+	r->err = PMWAL_BENCH_EUSAGE;
+out:
+	if (sh.fd >= 0)
+		close(sh.fd);
+	pmr_close(sh.region);
+	return r;
+}

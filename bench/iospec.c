@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iospec.c - how a raw I/O run is named and described: its job name, its
+ * options as JSON, the fio command line that repeats it (so anyone can
+ * cross-check a number with fio), and percentage rate caps, which need the
+ * maximum of each direction measured first (seeds/000: write 100% + read 20%).
+ */
+#include "bench.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void size_str(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const sfx[] = {"", "k", "m", "g", "t"};
+	int u = 0;
+
+	while (bytes && bytes % 1024 == 0 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%" PRIu64 "%s", bytes, sfx[u]);
+}
+
+void io_jobname(const struct io_spec *s, char *buf, size_t len)
+{
+	char bs[32];
+
+	size_str(bs, sizeof(bs), s->bs_bytes);
+	if (s->rw == RW_RANDRW || s->rw == RW_RW)
+		snprintf(buf, len, "%s%d bs=%s qd=%u jobs=%u", rw_name(s->rw), s->rwmixread, bs,
+			 s->iodepth, s->numjobs);
+	else
+		snprintf(buf, len, "%s bs=%s qd=%u jobs=%u", rw_name(s->rw), bs, s->iodepth,
+			 s->numjobs);
+}
+
+json_t *io_options_json(const struct io_spec *s)
+{
+	return json_pack("{s:s,s:s,s:i,s:I,s:I,s:I,s:I,s:f,s:f,s:b,s:b,s:b,s:I,s:I,s:f,s:f}",
+			 "target", s->target, "rw", rw_name(s->rw), "rwmixread", s->rwmixread,
+			 "bs", (json_int_t)s->bs_bytes, "iodepth", (json_int_t)s->iodepth,
+			 "numjobs", (json_int_t)s->numjobs, "size", (json_int_t)s->size_bytes,
+			 "runtime_s", s->runtime_ns / 1e9, "ramp_s", s->ramp_ns / 1e9,
+			 "direct", s->direct, "sqthread_poll", s->sqpoll, "hipri", s->hipri,
+			 "rate_read", (json_int_t)s->rate[DIR_READ].bytes_per_s, "rate_write",
+			 (json_int_t)s->rate[DIR_WRITE].bytes_per_s, "rate_read_pct",
+			 s->rate[DIR_READ].pct, "rate_write_pct", s->rate[DIR_WRITE].pct);
+}
+
+static size_t cat(char *buf, size_t len, size_t at, const char *fmt, const char *arg)
+{
+	if (at >= len)
+		return at;
+	int n = snprintf(buf + at, len - at, fmt, arg);
+	return n > 0 ? at + (size_t)n : at;
+}
+
+void io_fio_command(const struct io_spec *s, char *buf, size_t len)
+{
+	char v[64], slice[32];
+	size_t at = 0;
+	bool region = target_is_region(s->target);
+	const char *path = s->target;
+
+	if (!strncmp(path, "pmem:", 5))
+		path += 5;
+	if (region)
+		at = cat(buf, len, at, "%s", "PMEM_IS_PMEM_FORCE=1 ");
+	at = cat(buf, len, at, "fio --name=pmwal --filename=%s", path);
+	at = cat(buf, len, at, " --ioengine=%s", region ? "libpmem" : "io_uring");
+	at = cat(buf, len, at, " --direct=%s", s->direct || region ? "1" : "0");
+	at = cat(buf, len, at, " --rw=%s", rw_name(s->rw));
+	if (s->rw == RW_RANDRW || s->rw == RW_RW) {
+		snprintf(v, sizeof(v), "%d", s->rwmixread);
+		at = cat(buf, len, at, " --rwmixread=%s", v);
+	}
+	size_str(v, sizeof(v), s->bs_bytes);
+	at = cat(buf, len, at, " --bs=%s", v);
+	snprintf(v, sizeof(v), "%u", s->iodepth);
+	at = cat(buf, len, at, region ? " --fsync=%s" : " --iodepth=%s", v);
+	snprintf(v, sizeof(v), "%u", s->numjobs);
+	at = cat(buf, len, at, " --numjobs=%s", v);
+	if (s->size_bytes) {
+		size_str(slice, sizeof(slice), s->size_bytes / s->numjobs / s->bs_bytes *
+						       s->bs_bytes);
+		at = cat(buf, len, at, " --size=%s", slice);
+		if (s->numjobs > 1)
+			at = cat(buf, len, at, " --offset_increment=%s", slice);
+	}
+	if (s->runtime_ns) {
+		snprintf(v, sizeof(v), "%.3g", s->runtime_ns / 1e9);
+		at = cat(buf, len, at, " --runtime=%s --time_based", v);
+	}
+	if (s->ramp_ns) {
+		snprintf(v, sizeof(v), "%.3g", s->ramp_ns / 1e9);
+		at = cat(buf, len, at, " --ramp_time=%s", v);
+	}
+	if (!region && !s->no_fixed)
+		at = cat(buf, len, at, "%s", " --fixedbufs --registerfiles");
+	if (s->sqpoll)
+		at = cat(buf, len, at, "%s", " --sqthread_poll");
+	if (s->hipri)
+		at = cat(buf, len, at, "%s", " --hipri");
+	if (s->rate[0].bytes_per_s || s->rate[1].bytes_per_s) {
+		snprintf(v, sizeof(v), "%" PRIu64 ",%" PRIu64, s->rate[0].bytes_per_s / s->numjobs,
+			 s->rate[1].bytes_per_s / s->numjobs);
+		at = cat(buf, len, at, " --rate=%s", v);
+	}
+	cat(buf, len, at, "%s", " --group_reporting --output-format=json");
+}
+
+/* Measure one direction alone, uncapped, briefly: its maximum. */
+static double calibrate(const struct io_spec *spec, int dir)
+{
+	struct io_spec c = *spec;
+	bool rnd = rw_is_random(spec->rw);
+
+	c.rw = dir == DIR_READ ? (rnd ? RW_RANDREAD : RW_READ) : (rnd ? RW_RANDWRITE : RW_WRITE);
+	memset(c.rate, 0, sizeof(c.rate));
+	c.runtime_ns = spec->runtime_ns && spec->runtime_ns < 3000000000ull ? spec->runtime_ns
+									      : 3000000000ull;
+	c.ramp_ns = spec->ramp_ns < 500000000ull ? spec->ramp_ns : 500000000ull;
+	struct run_result *r = io_run(&c);
+	double bw = 0;
+	if (r && !r->err && r->runtime_ns)
+		bw = r->dir[dir].bytes / (r->runtime_ns / 1e9);
+	result_free(r);
+	return bw;
+}
+
+struct run_result *io_run_capped(struct io_spec *spec, json_t *notes)
+{
+	for (int d = 0; d < DIR_COUNT; d++) {
+		if (!(spec->rate[d].pct > 0) || !rw_has_dir(spec->rw, d))
+			continue;
+		double max = calibrate(spec, d);
+		if (bench_stop)
+			break;
+		spec->rate[d].bytes_per_s = (uint64_t)(max * spec->rate[d].pct / 100.0);
+		if (!spec->rate[d].bytes_per_s)
+			spec->rate[d].bytes_per_s = 1;
+		if (notes)
+			json_object_set_new(
+				notes, d == DIR_READ ? "read" : "write",
+				json_pack("{s:f,s:f,s:I}", "max_bw_bytes", max, "pct",
+					  spec->rate[d].pct, "cap_bw_bytes",
+					  (json_int_t)spec->rate[d].bytes_per_s));
+	}
+	return io_run(spec);
+}

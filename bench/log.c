@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * log.c - `pmwal bench log`: durable appends through the public API only
+ * (pmwal.h), as a database would make them: N appender threads, a record
+ * size, a commit policy and a group-commit window. What it reports is
+ * append-to-durable latency: with PMWAL_COMMIT_DURABLE the time
+ * pmwal_append() takes; with PMWAL_COMMIT_BUFFERED the time from the call
+ * until pmwal_durable_lsn() covers the record's LSN.
+ *
+ * A time-based run outlives any log size, so a full log is answered the way
+ * a database answers it after a checkpoint: release everything durable
+ * (pmwal_release) and go on. Releases are counted in the result.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "pmwal.h"
+
+#define LOG_THREADS_MAX 1024u
+/* Buffered policy: appends awaiting durability per thread (bounded). */
+#define LOG_PENDING_MAX 4096u
+#define LOG_DEFAULT_CAPACITY (UINT64_C(256) << 20)
+
+struct log_shared {
+	const struct log_spec *spec;
+	struct pmwal *w;
+	pthread_barrier_t start;
+	pthread_mutex_t release_lock;
+	uint64_t releases;
+	volatile int abort;
+};
+
+struct log_thread {
+	struct log_shared *sh;
+	pthread_t tid;
+	struct thread_stats st;
+	uint8_t *rec;
+	uint64_t pend_lsn[LOG_PENDING_MAX];
+	uint64_t pend_ns[LOG_PENDING_MAX];
+	uint32_t head, count;
+	int err;
+	char errmsg[256];
+};
+
+void log_spec_defaults(struct log_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->record_bytes = 4096;
+	s->threads = 1;
+	s->commit_policy = PMWAL_COMMIT_DURABLE;
+	s->capacity_bytes = LOG_DEFAULT_CAPACITY;
+	s->runtime_ns = 10000000000ull;
+	s->ramp_ns = 500000000ull;
+	s->interval_ns = 100000000ull;
+}
+
+void log_jobname(const struct log_spec *s, char *buf, size_t len)
+{
+	char rec[16];
+
+	fmt_bytes(rec, sizeof(rec), s->record_bytes);
+	snprintf(buf, len, "log rec=%s thr=%u %s%s", rec, s->threads,
+		 s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
+		 s->group_window_us ? " win" : "");
+	if (s->group_window_us)
+		snprintf(buf + strlen(buf), len - strlen(buf), "=%uus", s->group_window_us);
+}
+
+json_t *log_options_json(const struct log_spec *s)
+{
+	return json_pack("{s:s,s:I,s:I,s:s,s:I,s:I,s:f,s:f}", "target", s->target,
+			 "record_size", (json_int_t)s->record_bytes, "threads",
+			 (json_int_t)s->threads, "commit",
+			 s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
+			 "group_window_us", (json_int_t)s->group_window_us, "capacity",
+			 (json_int_t)s->capacity_bytes, "runtime_s", s->runtime_ns / 1e9,
+			 "ramp_s", s->ramp_ns / 1e9);
+}
+
+static void thread_fail(struct log_thread *t, int err, const char *what)
+{
+	if (!t->err) {
+		t->err = err;
+		snprintf(t->errmsg, sizeof(t->errmsg), "%s: %s (%s)", what, pmwal_strerror(err),
+			 pmwal_errmsg(t->sh->w));
+	}
+	t->sh->abort = 1;
+}
+
+/* The log is full: release what is durable, as after a checkpoint. */
+static int make_room(struct log_thread *t)
+{
+	struct log_shared *sh = t->sh;
+	int ret = 0;
+
+	pthread_mutex_lock(&sh->release_lock);
+	if (sh->spec->commit_policy == PMWAL_COMMIT_BUFFERED)
+		ret = pmwal_sync(sh->w);
+	uint64_t d = pmwal_durable_lsn(sh->w);
+	if (!ret && d)
+		ret = pmwal_release(sh->w, d + 1);
+	sh->releases++;
+	pthread_mutex_unlock(&sh->release_lock);
+	return ret;
+}
+
+/* Buffered policy: every pending append now covered by the durable LSN. */
+static void drain_durable(struct log_thread *t, uint64_t durable)
+{
+	uint64_t now = now_ns();
+
+	while (t->count && t->pend_lsn[t->head] <= durable) {
+		tstats_record(&t->st, DIR_WRITE, t->sh->spec->record_bytes,
+			      now - t->pend_ns[t->head], now);
+		t->head = (t->head + 1) % LOG_PENDING_MAX;
+		t->count--;
+	}
+}
+
+static int append_one(struct log_thread *t, uint64_t *lsn, uint64_t *t0)
+{
+	const struct log_spec *s = t->sh->spec;
+
+	for (int tries = 0; tries < 4; tries++) {
+		*t0 = now_ns();
+		int ret = pmwal_append(t->sh->w, t->rec, s->record_bytes, lsn);
+		if (ret != PMWAL_EFULL)
+			return ret;
+		ret = make_room(t);
+		if (ret)
+			return ret;
+	}
+	return PMWAL_EFULL;
+}
+
+static void *appender(void *arg)
+{
+	struct log_thread *t = arg;
+	const struct log_spec *s = t->sh->spec;
+	bool buffered = s->commit_policy == PMWAL_COMMIT_BUFFERED;
+
+	pthread_barrier_wait(&t->sh->start);
+	t->st.start_ns = now_ns() + s->ramp_ns;
+	t->st.end_ns = t->st.start_ns + s->runtime_ns;
+	while (!bench_stop && !t->sh->abort && now_ns() < t->st.end_ns) {
+		uint64_t lsn, t0;
+		int ret = append_one(t, &lsn, &t0);
+		if (ret) {
+			thread_fail(t, ret, "append");
+			break;
+		}
+		if (!buffered) {
+			uint64_t t1 = now_ns();
+			tstats_record(&t->st, DIR_WRITE, s->record_bytes, t1 - t0, t1);
+			continue;
+		}
+		if (t->count == LOG_PENDING_MAX) {
+			ret = pmwal_wait(t->sh->w, t->pend_lsn[t->head]);
+			if (ret) {
+				thread_fail(t, ret, "wait");
+				break;
+			}
+		}
+		uint32_t at = (t->head + t->count) % LOG_PENDING_MAX;
+		t->pend_lsn[at] = lsn;
+		t->pend_ns[at] = t0;
+		t->count++;
+		drain_durable(t, pmwal_durable_lsn(t->sh->w));
+	}
+	if (buffered && t->count && pmwal_sync(t->sh->w) == 0)
+		drain_durable(t, pmwal_durable_lsn(t->sh->w));
+	tstats_finish(&t->st);
+	return NULL;
+}
+
+static int open_log(const struct log_spec *s, struct pmwal **w, char *err, size_t errlen)
+{
+	struct pmwal_options o = {
+		.target = s->target,
+		.capacity_bytes = s->capacity_bytes,
+		.flags = PMWAL_OPEN_CREATE | s->open_flags,
+		.commit_policy = s->commit_policy,
+		.group_window_us = s->group_window_us,
+		.errmsg_buf = err,
+		.errmsg_len = errlen,
+	};
+
+	if (target_check_writable(s->target, s->force, err, errlen))
+		return PMWAL_BENCH_EUSAGE;
+	int ret = pmwal_open(&o, w);
+	if (ret && !*err)
+		snprintf(err, errlen, "%s: %s", s->target, pmwal_strerror(ret));
+	if (ret == PMWAL_EBADOPT || ret == PMWAL_EUNSUPPORTED || ret == -ENOENT ||
+	    ret == -EACCES || ret == -ENOSPC || ret == PMWAL_ENOTDURABLE)
+		return PMWAL_BENCH_EUSAGE;
+	return ret;
+}
+
+static json_t *log_section(const struct log_spec *s, struct pmwal *w,
+			   const struct run_result *r, uint64_t releases)
+{
+	struct pmwal_info info;
+	double sec = r->runtime_ns / 1e9;
+
+	memset(&info, 0, sizeof(info));
+	pmwal_stat(w, &info);
+	return json_pack("{s:I,s:I,s:s,s:I,s:f,s:f,s:f,s:s,s:s,s:s,s:s,s:b,s:b,s:I,s:I}",
+			 "record_bytes", (json_int_t)s->record_bytes, "threads",
+			 (json_int_t)s->threads, "commit",
+			 s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
+			 "group_window_us", (json_int_t)s->group_window_us, "appends_per_s",
+			 sec > 0 ? r->dir[DIR_WRITE].ops / sec : 0.0, "bytes_per_s",
+			 sec > 0 ? r->dir[DIR_WRITE].bytes / sec : 0.0, "records_per_group",
+			 info.groups_written ? (double)info.records_written / info.groups_written
+					     : 0.0,
+			 "medium", info.medium, "io_path", info.io_path, "durability",
+			 info.durability, "granularity", info.granularity, "emulated",
+			 info.emulated, "direct_io", info.direct_io, "releases",
+			 (json_int_t)releases, "capacity_bytes", (json_int_t)info.capacity_bytes);
+}
+
+static double tv_s(struct timeval tv)
+{
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static void run_threads(struct log_shared *sh, struct log_thread *th, struct run_result *r)
+{
+	const struct log_spec *s = sh->spec;
+	struct rusage ru0, ru1;
+	uint64_t t0;
+
+	for (uint32_t i = 0; i < s->threads; i++)
+		pthread_create(&th[i].tid, NULL, appender, &th[i]);
+	pthread_barrier_wait(&sh->start);
+	t0 = now_ns();
+	progress_begin("log", s->ramp_ns + s->runtime_ns);
+	while (!bench_stop && !sh->abort && now_ns() - t0 < s->ramp_ns) {
+		progress_update(now_ns() - t0);
+		sleep_ns(20000000);
+	}
+	getrusage(RUSAGE_SELF, &ru0);
+	while (!bench_stop && !sh->abort && now_ns() - t0 < s->ramp_ns + s->runtime_ns) {
+		progress_update(now_ns() - t0);
+		sleep_ns(50000000);
+	}
+	for (uint32_t i = 0; i < s->threads; i++)
+		pthread_join(th[i].tid, NULL);
+	getrusage(RUSAGE_SELF, &ru1);
+	progress_end();
+	uint64_t el = now_ns() - t0;
+	r->runtime_ns = el > s->ramp_ns ? el - s->ramp_ns : 0;
+	if (r->runtime_ns > s->runtime_ns)
+		r->runtime_ns = s->runtime_ns;
+	r->usr_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+	r->sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+	r->ctx_switches = (uint64_t)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw);
+	r->interrupted = bench_stop;
+}
+
+static int threads_init(struct log_shared *sh, struct log_thread *th)
+{
+	const struct log_spec *s = sh->spec;
+	uint64_t rng = now_ns() | 1;
+
+	for (uint32_t i = 0; i < s->threads; i++) {
+		th[i].sh = sh;
+		th[i].rec = malloc(s->record_bytes);
+		if (!th[i].rec || tstats_init(&th[i].st, s->interval_ns, s->runtime_ns))
+			return -ENOMEM;
+		for (uint32_t k = 0; k + 8 <= s->record_bytes; k += 8) {
+			uint64_t v = rng_next(&rng);
+			memcpy(th[i].rec + k, &v, 8);
+		}
+	}
+	return 0;
+}
+
+struct run_result *log_run(const struct log_spec *s, json_t **extra)
+{
+	struct run_result *r = result_new();
+	struct log_shared sh = {.spec = s};
+	struct log_thread *th = NULL;
+
+	*extra = NULL;
+	if (!r)
+		return NULL;
+	if (!s->threads || s->threads > LOG_THREADS_MAX || !s->record_bytes) {
+		snprintf(r->errmsg, sizeof(r->errmsg), "--threads must be in 1..%u and "
+			 "--record-size above 0", LOG_THREADS_MAX);
+		r->err = PMWAL_BENCH_EUSAGE;
+		return r;
+	}
+	int ret = open_log(s, &sh.w, r->errmsg, sizeof(r->errmsg));
+	if (ret) {
+		r->err = ret;
+		return r;
+	}
+	th = calloc(s->threads, sizeof(*th));
+	pthread_mutex_init(&sh.release_lock, NULL);
+	pthread_barrier_init(&sh.start, NULL, s->threads + 1);
+	if (!th || threads_init(&sh, th)) {
+		r->err = -ENOMEM;
+		snprintf(r->errmsg, sizeof(r->errmsg), "out of memory");
+		goto out;
+	}
+	run_threads(&sh, th, r);
+	for (uint32_t i = 0; i < s->threads; i++) {
+		if (th[i].err && !r->err) {
+			r->err = th[i].err;
+			snprintf(r->errmsg, sizeof(r->errmsg), "%s", th[i].errmsg);
+		}
+		result_merge_thread(r, &th[i].st);
+	}
+	struct pmwal_info info;
+	if (pmwal_stat(sh.w, &info) == 0) {
+		r->emulated = info.emulated;
+		snprintf(r->engine, sizeof(r->engine), "pmwal %s %s", info.io_path, info.durability);
+	}
+	*extra = log_section(s, sh.w, r, sh.releases);
+out:
+	for (uint32_t i = 0; th && i < s->threads; i++) {
+		free(th[i].rec);
+		tstats_free(&th[i].st);
+	}
+	free(th);
+	pthread_barrier_destroy(&sh.start);
+	pthread_mutex_destroy(&sh.release_lock);
+	ret = pmwal_close(sh.w);
+	if (ret && !r->err) {
+		r->err = ret;
+		snprintf(r->errmsg, sizeof(r->errmsg), "close: %s", pmwal_strerror(ret));
+	}
+	return r;
+}

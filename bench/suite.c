@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/*
+ * suite.c - running and recording jobs: one io, log, primitives or recovery
+ * job at a time, sweeps as curves, and the default suite (`pmwal bench` with
+ * no arguments) that answers, in about two minutes on two cores, how the raw
+ * medium, each durability primitive, the log and recovery compare on flash
+ * and on (emulated) persistent memory.
+ */
+#include "ctx.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmwal.h"
+
+static void record_job(struct bench_ctx *c, json_t *job)
+{
+	if (!c->quiet)
+		table_row(job);
+	root_add_job(c->root, job);
+}
+
+json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
+{
+	char name[96], fio[1024];
+	json_t *notes = json_object();
+
+	io_jobname(s, name, sizeof(name));
+	ctx_add_target(c, s->target);
+	struct run_result *r = io_run_capped(s, notes);
+	if (!r) {
+		json_decref(notes);
+		return NULL;
+	}
+	json_t *opts = io_options_json(s);
+	json_t *job = result_job_json(name, "io", s->target, label, r, opts);
+	json_t *pm = json_object_get(job, "pmwal");
+	io_fio_command(s, fio, sizeof(fio));
+	json_object_set_new(pm, "fio_command", json_string(fio));
+	if (json_object_size(notes))
+		json_object_set(pm, "rate_calibration", notes);
+	json_decref(notes);
+	json_decref(opts);
+	ctx_note_status(c, r->err);
+	result_free(r);
+	record_job(c, job);
+	return job;
+}
+
+json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
+{
+	char name[96];
+	json_t *extra = NULL;
+
+	log_jobname(s, name, sizeof(name));
+	ctx_add_target(c, s->target);
+	/* Default targets are ours: start each run from a fresh log. */
+	if (target_owned(s->target))
+		unlink(!strncmp(s->target, "pmem:", 5) ? s->target + 5 : s->target);
+	struct run_result *r = log_run(s, &extra);
+	if (!r)
+		return NULL;
+	json_t *opts = log_options_json(s);
+	json_t *job = result_job_json(name, "log", s->target, label, r, opts);
+	if (extra)
+		json_object_set_new(json_object_get(job, "pmwal"), "log", extra);
+	json_decref(opts);
+	ctx_note_status(c, r->err);
+	result_free(r);
+	record_job(c, job);
+	if (target_owned(s->target))
+		unlink(!strncmp(s->target, "pmem:", 5) ? s->target + 5 : s->target);
+	return job;
+}
+
+void run_primitives(struct bench_ctx *c, const char *target, const char *label)
+{
+	char err[512] = "";
+	json_t *jobs = primitives_run(target, label, c->prim_ns, c->force, err, sizeof(err));
+	json_t *job;
+	size_t i;
+
+	ctx_add_target(c, target);
+	if (!jobs) {
+		fprintf(stderr, "pmwal bench: primitives on %s: %s\n", target, err);
+		ctx_note_status(c, PMWAL_BENCH_EUSAGE);
+		return;
+	}
+	json_array_foreach(jobs, i, job)
+	{
+		json_t *e = json_object_get(json_object_get(job, "pmwal"), "error");
+		ctx_note_status(c, e ? -1 : 0);
+		json_incref(job);
+		record_job(c, job);
+	}
+	json_decref(jobs);
+}
+
+void run_recovery(struct bench_ctx *c, const char *target, const char *label,
+		  uint64_t fill_bytes, uint32_t record_bytes)
+{
+	char err[512] = "";
+
+	ctx_add_target(c, target);
+	if (target_owned(target))
+		unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
+	json_t *job = recovery_run(target, label, fill_bytes, record_bytes, c->force, err,
+				   sizeof(err));
+	if (!job) {
+		if (!bench_stop) {
+			fprintf(stderr, "pmwal bench: recovery on %s: %s\n", target, err);
+			ctx_note_status(c, -1);
+		}
+		return;
+	}
+	record_job(c, job);
+	json_t *rec = json_object_get(json_object_get(job, "pmwal"), "recovery");
+	if (!c->quiet)
+		printf("%-9s %.3f s/GiB, %.0f MiB/s, verdict %s, %" JSON_INTEGER_FORMAT
+		       " records (raw read %.0f MiB/s)\n", "",
+		       json_real_value(json_object_get(rec, "s_per_gib")),
+		       json_real_value(json_object_get(rec, "bw_bytes")) / 1048576,
+		       json_string_value(json_object_get(rec, "verdict")),
+		       json_integer_value(json_object_get(rec, "records")),
+		       json_real_value(json_object_get(rec, "raw_read_bw_bytes")) / 1048576);
+	if (target_owned(target))
+		unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
+}
+
+static void tag_sweep(json_t *job, const char *key, uint64_t v, const char *group)
+{
+	if (job)
+		json_object_set_new(json_object_get(job, "pmwal"), "sweep",
+				    json_pack("{s:s,s:I,s:s}", "key", key, "value",
+					      (json_int_t)v, "group", group));
+}
+
+void run_sweep_io(struct bench_ctx *c, const struct io_spec *base, const char *label)
+{
+	char group[160], name[96];
+	struct io_spec s = *base;
+
+	io_jobname(base, name, sizeof(name));
+	snprintf(group, sizeof(group), "%s sweep %s @ %s", rw_name(base->rw), c->sweep_key,
+		 label && *label ? label : base->target);
+	for (int i = 0; i < c->nsweep && !bench_stop; i++) {
+		uint64_t v = c->sweep[i];
+		s = *base;
+		if (!strcmp(c->sweep_key, "iodepth"))
+			s.iodepth = (uint32_t)v;
+		else if (!strcmp(c->sweep_key, "numjobs") || !strcmp(c->sweep_key, "threads"))
+			s.numjobs = (uint32_t)v;
+		else
+			s.bs_bytes = (uint32_t)v;
+		tag_sweep(run_io_job(c, &s, label), c->sweep_key, v, group);
+	}
+}
+
+void run_sweep_log(struct bench_ctx *c, const struct log_spec *base, const char *label)
+{
+	char group[160];
+	struct log_spec s;
+
+	snprintf(group, sizeof(group), "log sweep %s @ %s", c->sweep_key,
+		 label && *label ? label : base->target);
+	for (int i = 0; i < c->nsweep && !bench_stop; i++) {
+		uint64_t v = c->sweep[i];
+		s = *base;
+		if (!strcmp(c->sweep_key, "threads") || !strcmp(c->sweep_key, "numjobs"))
+			s.threads = (uint32_t)v;
+		else if (!strcmp(c->sweep_key, "record") || !strcmp(c->sweep_key, "bs"))
+			s.record_bytes = (uint32_t)v;
+		else
+			s.threads = (uint32_t)v; /* iodepth: appenders in flight */
+		tag_sweep(run_log_job(c, &s, label), c->sweep_key, v, group);
+	}
+}
+
+/* The suite's time budget per phase; --quick divides by 5, --runtime sets it. */
+struct suite_time {
+	uint64_t io_ns, ramp_ns, sweep_ns, log_ns, prim_ns, fill_bytes;
+};
+
+static void suite_io(struct bench_ctx *c, const char *target, const char *label, int rw,
+		     uint32_t bs, uint32_t qd, const struct suite_time *t)
+{
+	struct io_spec s = c->io;
+
+	s.target = target;
+	s.rw = rw;
+	s.bs_bytes = bs;
+	s.iodepth = qd;
+	s.numjobs = 1;
+	s.runtime_ns = t->io_ns;
+	s.ramp_ns = t->ramp_ns;
+	run_io_job(c, &s, label);
+}
+
+static void suite_log(struct bench_ctx *c, const char *target, const char *label,
+		      uint32_t threads, const struct suite_time *t)
+{
+	struct log_spec s = c->log;
+
+	s.target = target;
+	s.threads = threads;
+	s.record_bytes = 4096;
+	s.runtime_ns = t->log_ns;
+	s.ramp_ns = t->ramp_ns;
+	run_log_job(c, &s, label);
+}
+
+static void suite_flash(struct bench_ctx *c, const char *data, const char *wal,
+			const char *label, const struct suite_time *t)
+{
+	static const uint64_t qds[] = {1, 4, 16, 64};
+	struct io_spec s = c->io;
+
+	suite_io(c, data, label, RW_RANDREAD, 4096, 32, t);
+	suite_io(c, data, label, RW_RANDWRITE, 4096, 32, t);
+	suite_io(c, data, label, RW_RANDRW, 4096, 32, t);
+	suite_io(c, data, label, RW_WRITE, 128 << 10, 8, t);
+	suite_io(c, data, label, RW_READ, 128 << 10, 8, t);
+	s.target = data;
+	s.rw = RW_RANDREAD;
+	s.runtime_ns = t->sweep_ns;
+	s.ramp_ns = t->ramp_ns / 2;
+	snprintf(c->sweep_key, sizeof(c->sweep_key), "iodepth");
+	memcpy(c->sweep, qds, sizeof(qds));
+	c->nsweep = 4;
+	if (!bench_stop)
+		run_sweep_io(c, &s, label);
+	if (!bench_stop)
+		run_primitives(c, data, label);
+	suite_log(c, wal, label, 1, t);
+	suite_log(c, wal, label, 32, t);
+	if (!bench_stop)
+		run_recovery(c, wal, label, t->fill_bytes, 4096);
+}
+
+static void suite_pmem(struct bench_ctx *c, const char *data, const char *wal,
+		       const char *label, const struct suite_time *t)
+{
+	suite_io(c, data, label, RW_WRITE, 4096, 1, t);
+	suite_io(c, data, label, RW_READ, 4096, 1, t);
+	suite_io(c, data, label, RW_RANDWRITE, 4096, 1, t);
+	if (!bench_stop)
+		run_primitives(c, data, label);
+	suite_log(c, wal, label, 1, t);
+	suite_log(c, wal, label, 4, t);
+	if (!bench_stop)
+		run_recovery(c, wal, label, t->fill_bytes, 4096);
+}
+
+static void suite_times(const struct bench_ctx *c, struct suite_time *t)
+{
+	uint64_t div = c->quick ? 5 : 1;
+
+	t->io_ns = c->runtime_set && c->io.runtime_ns ? c->io.runtime_ns : 5000000000ull / div;
+	t->ramp_ns = 1000000000ull / div;
+	t->sweep_ns = t->io_ns * 2 / 5;
+	t->log_ns = t->io_ns;
+	t->prim_ns = c->prim_ns / div;
+	t->fill_bytes = c->size_set ? c->fill_bytes : (UINT64_C(256) << 20) / div;
+}
+
+/* Which targets the suite runs on: "flash" and "pmem" unless named. */
+int run_suite(struct bench_ctx *c)
+{
+	struct suite_time t;
+	const char *names[2] = {"flash", "pmem"};
+	int n = 2;
+
+	suite_times(c, &t);
+	c->prim_ns = t.prim_ns;
+	if (c->npos) {
+		n = c->npos < 2 ? c->npos : 2;
+		names[0] = c->pos[0];
+		names[1] = c->npos > 1 ? c->pos[1] : NULL;
+	}
+	/* Estimate for the progress line: phases x (runtime + ramp). */
+	uint64_t per_target = 10 * (t.io_ns + t.ramp_ns) + 4 * t.sweep_ns + 3 * t.prim_ns;
+	for (int i = 0; i < n && !bench_stop; i++) {
+		char label[48], wlabel[48];
+		const char *data = target_resolve(names[i], 0, label, sizeof(label));
+		const char *wal = target_resolve(names[i], 1, wlabel, sizeof(wlabel));
+		progress_suite_left_ns = per_target * (uint64_t)(n - i - 1);
+		if (!c->size_set)
+			c->io.size_bytes = target_is_region(data) || c->quick ? UINT64_C(256) << 20
+									      : UINT64_C(1) << 30;
+		if (target_is_region(data))
+			suite_pmem(c, data, wal, label, &t);
+		else
+			suite_flash(c, data, wal, label, &t);
+		if (target_owned(data))
+			unlink(!strncmp(data, "pmem:", 5) ? data + 5 : data);
+	}
+	progress_suite_left_ns = 0;
+	return 0;
+}

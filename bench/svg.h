@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * svg.h - inline SVG plots for the HTML report (svg.c).
+ */
+#ifndef PMWAL_BENCH_SVG_H
+#define PMWAL_BENCH_SVG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct curve {
+	const char *name;
+	int n;
+	const double *x;
+	const double *y;
+};
+
+void svg_esc(FILE *f, const char *s);
+void svg_num(char *buf, size_t len, double v);
+/* @mark_x: a dashed vertical marker (the cliff), NAN for none. */
+void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool xlog, bool ylog,
+	       const char *xl, const char *yl, double mark_x);
+/* @vals: ncat x nser, row-major. */
+void svg_bars(FILE *f, const char *title, const char *const *cats, int ncat,
+	      const char *const *sers, int nser, const double *vals, const char *yl);
+
+#endif

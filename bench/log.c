@@ -66,7 +66,10 @@ void log_jobname(const struct log_spec *s, char *buf, size_t len)
 {
 	char rec[16];
 
-	fmt_bytes(rec, sizeof(rec), s->record_bytes);
+	if (s->record_bytes % 1024)
+		snprintf(rec, sizeof(rec), "%u", s->record_bytes);
+	else
+		snprintf(rec, sizeof(rec), "%uk", s->record_bytes / 1024);
 	snprintf(buf, len, "log rec=%s thr=%u %s%s", rec, s->threads,
 		 s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
 		 s->group_window_us ? " win" : "");

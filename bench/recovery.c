@@ -32,8 +32,10 @@ static const char *verdict_name(int v)
 static int fill_log(const char *target, uint64_t fill_bytes, uint32_t rec_bytes,
 		    uint64_t *written, char *err, size_t errlen)
 {
+	/* Whole MiB: every medium's alignment divides it. */
+	uint64_t capacity = (fill_bytes + fill_bytes / 8 + FILL_MARGIN_BYTES) >> 20 << 20;
 	struct pmwal_options o = {.target = target,
-				  .capacity_bytes = fill_bytes + fill_bytes / 8 + FILL_MARGIN_BYTES,
+				  .capacity_bytes = capacity,
 				  .flags = PMWAL_OPEN_CREATE,
 				  .errmsg_buf = err,
 				  .errmsg_len = errlen};

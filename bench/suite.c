@@ -22,6 +22,14 @@ static void record_job(struct bench_ctx *c, json_t *job)
 	root_add_job(c->root, job);
 }
 
+/* Bad input or a refused feature: a message and exit status 2, no job. */
+static void usage_failed(struct bench_ctx *c, struct run_result *r)
+{
+	fprintf(stderr, "pmwal bench: %s\n", r ? r->errmsg : "out of memory");
+	ctx_note_status(c, r ? PMWAL_BENCH_EUSAGE : -1);
+	result_free(r);
+}
+
 json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 {
 	char name[96], fio[1024];
@@ -30,7 +38,8 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	io_jobname(s, name, sizeof(name));
 	ctx_add_target(c, s->target);
 	struct run_result *r = io_run_capped(s, notes);
-	if (!r) {
+	if (!r || r->err == PMWAL_BENCH_EUSAGE) {
+		usage_failed(c, r);
 		json_decref(notes);
 		return NULL;
 	}
@@ -60,8 +69,10 @@ json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 	if (target_owned(s->target))
 		unlink(!strncmp(s->target, "pmem:", 5) ? s->target + 5 : s->target);
 	struct run_result *r = log_run(s, &extra);
-	if (!r)
+	if (!r || r->err == PMWAL_BENCH_EUSAGE) {
+		usage_failed(c, r);
 		return NULL;
+	}
 	json_t *opts = log_options_json(s);
 	json_t *job = result_job_json(name, "log", s->target, label, r, opts);
 	if (extra)
@@ -113,6 +124,8 @@ void run_recovery(struct bench_ctx *c, const char *target, const char *label,
 			fprintf(stderr, "pmwal bench: recovery on %s: %s\n", target, err);
 			ctx_note_status(c, -1);
 		}
+		if (target_owned(target))
+			unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
 		return;
 	}
 	record_job(c, job);

@@ -212,6 +212,8 @@ int target_check_writable(const char *path, bool force, char *err, size_t errlen
 const char *target_resolve(const char *t, int role, char *label, size_t labellen);
 /* A default target bench made (and may delete): pmwal-bench.{dat,wal}. */
 bool target_owned(const char *t);
+/* One target's facts (kind, sector sizes, model, probe). */
+json_t *target_env_json(const char *t);
 json_t *environment_json(const char **targets, int ntargets, json_t *options);
 
 /* --- log.c / recovery.c ------------------------------------------------- */

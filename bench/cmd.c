@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "pmwal.h"
@@ -356,8 +357,13 @@ void ctx_add_target(struct bench_ctx *c, const char *target)
 	json_t *v;
 	size_t i;
 
-	json_array_foreach(c->targets, i, v) if (!strcmp(json_string_value(v), target)) return;
-	json_array_append_new(c->targets, json_string(target));
+	/* Probed while the target exists: default targets are deleted later. */
+	json_array_foreach(c->targets, i, v)
+	{
+		if (!strcmp(json_string_value(json_object_get(v, "target")), target))
+			return;
+	}
+	json_array_append_new(c->targets, target_env_json(target));
 }
 
 static void ctx_init(struct bench_ctx *c)
@@ -438,16 +444,7 @@ static int write_outputs(struct bench_ctx *c)
 	json_object_set_new(json_object_get(c->root, "pmwal"), "environment",
 			    environment_json(NULL, 0, NULL));
 	json_t *env = json_object_get(json_object_get(c->root, "pmwal"), "environment");
-	json_t *tj = json_object_get(env, "targets");
-	json_t *v;
-	size_t i;
-	json_array_foreach(c->targets, i, v)
-	{
-		const char *t = json_string_value(v);
-		json_t *one = environment_json(&t, 1, NULL);
-		json_array_extend(tj, json_object_get(one, "targets"));
-		json_decref(one);
-	}
+	json_array_extend(json_object_get(env, "targets"), c->targets);
 	if (c->json_path && json_write(c->root, c->json_path, c->err, sizeof(c->err)))
 		return -1;
 	if (c->csv_dir && csv_write(c->root, c->csv_dir, c->err, sizeof(c->err)))
@@ -468,6 +465,20 @@ static int write_outputs(struct bench_ctx *c)
 		printf("report: %s/index.html (result.json, jobs.csv, series.csv)\n",
 		       c->report_dir);
 	return 0;
+}
+
+/* Default targets (pmwal-bench.dat/.wal) are scratch files: never leave 1 GiB behind. */
+static void remove_owned_targets(struct bench_ctx *c)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(c->targets, i, v)
+	{
+		const char *t = json_string_value(json_object_get(v, "target"));
+		if (t && target_owned(t))
+			unlink(!strncmp(t, "pmem:", 5) ? t + 5 : t);
+	}
 }
 
 int cmd_bench(int argc, char **argv)
@@ -522,6 +533,7 @@ int cmd_bench(int argc, char **argv)
 		fprintf(stderr, "pmwal bench: %s\n", c.err);
 		ctx_note_status(&c, -EIO);
 	}
+	remove_owned_targets(&c);
 	json_decref(c.root);
 	json_decref(c.targets);
 	return c.status;

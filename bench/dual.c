@@ -160,7 +160,6 @@ int run_dual(struct bench_ctx *c)
 		c->io.target = target_resolve(c->npos ? c->pos[0] : "flash", 0, label, sizeof(label));
 	else
 		target_resolve(c->io.target, 0, label, sizeof(label));
-	ctx_add_target(c, c->io.target);
 	for (int i = 0; i < n; i++)
 		if (client_spec(c, i, &specs[i]))
 			return -1;
@@ -185,6 +184,7 @@ int run_dual(struct bench_ctx *c)
 			table_row(sum);
 		root_add_job(c->root, sum);
 	}
+	ctx_add_target(c, c->io.target);
 	munmap(slots, sizeof(*slots) * (size_t)n);
 	return 0;
 }

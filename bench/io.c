@@ -516,16 +516,35 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 	return 0;
 }
 
+/* Touch every page of a new region once, as fio lays out a file: otherwise
+ * the first pass measures page faults, not the medium. */
+static void layout_region(struct pmr_region *r, uint64_t from)
+{
+	static const uint8_t zero[1u << 16];
+	uint64_t size = pmr_size(r);
+
+	for (uint64_t off = from; off < size; off += sizeof(zero))
+		pmr_copy_nodrain(r, off, zero, size - off < sizeof(zero) ? size - off : sizeof(zero));
+	pmr_barrier(r);
+}
+
 static int open_region_target(struct io_shared *sh, struct run_result *r, char *err,
 			      size_t errlen)
 {
 	const struct io_spec *s = sh->spec;
 	struct pmr_params p = {.target = s->target, .create_bytes = s->size_bytes};
 	struct pmr_info info;
-	int ret = pmr_open(&p, &sh->region, err, errlen);
+	struct stat st;
+	bool pmem_file = !strncmp(s->target, "pmem:", 5);
+	uint64_t old_bytes = pmem_file && stat(s->target + 5, &st) == 0 ? (uint64_t)st.st_size : 0;
 
-	if (ret)
+	if (old_bytes && rw_has_dir(s->rw, DIR_WRITE) &&
+	    target_check_writable(s->target, s->force, err, errlen))
 		return -1;
+	if (pmr_open(&p, &sh->region, err, errlen))
+		return -1;
+	if (pmem_file && old_bytes < pmr_size(sh->region))
+		layout_region(sh->region, old_bytes);
 	pmr_get_info(sh->region, &info);
 	sh->target_bytes = s->size_bytes ? s->size_bytes : pmr_size(sh->region);
 	if (sh->target_bytes > pmr_size(sh->region)) {

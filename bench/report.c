@@ -55,7 +55,7 @@ static void head(FILE *f)
 	      "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;"
 	      "padding:3px 6px;text-align:right}td:nth-child(-n+4){text-align:left}"
 	      "th{background:#eee}.emu{background:#fff3cd}.grid{display:flex;flex-wrap:wrap;"
-	      "gap:8px}.err{color:#b00}code{font-size:11px}h2{border-bottom:1px solid #ccc}"
+	      "gap:8px}.err{color:#b00}code{font-size:11px}li{overflow-wrap:anywhere;font-size:12px}h2{border-bottom:1px solid #ccc}"
 	      "</style></head><body>\n<h1>pmwal bench report</h1>\n",
 	      f);
 }
@@ -184,7 +184,7 @@ static void series_chart(FILE *f, json_t *job)
 	double mark = json_is_true(json_object_get(cl, "detected"))
 			      ? json_real_value(json_object_get(cl, "at_s"))
 			      : NAN;
-	svg_lines(f, title, c, nc, false, false, "seconds", "MiB/s", mark);
+	svg_lines(f, title, c, nc, false, false, "seconds", "MiB/s", mark, NULL);
 out:
 	free(x);
 	free(y[0]);
@@ -248,10 +248,12 @@ static void sweep_key_charts(FILE *f, struct jobs *J, const char *key)
 		c2[g] = (struct curve){groups[g], cnt[g], xs[g], lat[g]};
 	}
 	char t[64];
+	/* Ticks at the swept values (powers of two read better than 2.83). */
+	struct svg_ticks xt = {.n = ng ? cnt[0] : 0, .at = xs[0]};
 	snprintf(t, sizeof(t), "operations/s by %s", key);
-	svg_lines(f, t, c1, ng, true, false, key, "ops/s", NAN);
+	svg_lines(f, t, c1, ng, true, false, key, "ops/s", NAN, &xt);
 	snprintf(t, sizeof(t), "p99 latency by %s", key);
-	svg_lines(f, t, c2, ng, true, true, key, "p99 (us)", NAN);
+	svg_lines(f, t, c2, ng, true, true, key, "p99 (us)", NAN, &xt);
 }
 
 static void sweep_section(FILE *f, struct jobs *J)
@@ -298,9 +300,11 @@ static void latency_chart(FILE *f, const char *phase, json_t **jobs, const char 
 		snprintf(names[i], sizeof(names[i]), "%s %s %s", t, js(jobs[i], "jobname"), dirs[i]);
 		c[i] = (struct curve){names[i], (int)NPCT, x[i], y[i]};
 	}
+	static const double at[] = {2, 10, 100, 1000, 10000, 100000};
+	static const char *const lab[] = {"p50", "p90", "p99", "p99.9", "p99.99", "p99.999"};
+	struct svg_ticks xt = {.n = 6, .at = at, .label = lab};
 	snprintf(title, sizeof(title), "%s latency distribution", phase);
-	svg_lines(f, title, c, n, true, true, "1/(1-percentile): 2=p50 100=p99 10k=p99.99",
-		  "latency (us)", NAN);
+	svg_lines(f, title, c, n, true, true, "percentile", "latency (us)", NAN, &xt);
 }
 
 static void latency_section(FILE *f, struct jobs *J)
@@ -358,8 +362,8 @@ static double job_p50(json_t *job)
 	return 0;
 }
 
-/* Workloads measured on more than one target, as grouped bars. */
-static void side_section(FILE *f, struct jobs *J)
+/* Workloads of @phase measured on more than one target, as grouped bars. */
+static void side_phase(FILE *f, struct jobs *J, const char *phase)
 {
 	static char labels[REPORT_CURVES_MAX][128];
 	const char *cats[SIDE_CATS_MAX], *sers[REPORT_CURVES_MAX];
@@ -369,7 +373,7 @@ static void side_section(FILE *f, struct jobs *J)
 	for (int i = 0; i < J->n; i++) {
 		json_t *job = J->job[i];
 		char t[128];
-		if (json_object_get(pm(job), "sweep") || !strcmp(js(pm(job), "phase"), "dual"))
+		if (json_object_get(pm(job), "sweep") || strcmp(js(pm(job), "phase"), phase))
 			continue;
 		target_label(job, t, sizeof(t));
 		int l = label_index(labels, &nl, t), c;
@@ -403,14 +407,23 @@ static void side_section(FILE *f, struct jobs *J)
 	}
 	for (int l = 0; l < nl; l++)
 		sers[l] = labels[l];
-	fputs("<h2>Targets side by side</h2>\n<div class='grid'>\n", f);
-	if (nk) {
-		svg_bars(f, "operations/s (same workload, each target)", keep, nk, sers, nl, kops,
-			 "ops/s");
-		svg_bars(f, "p50 latency (us)", keep, nk, sers, nl, kp50, "us");
-	} else {
-		fputs("<p>No workload ran on more than one target.</p>", f);
-	}
+	if (!nk)
+		return;
+	char t[96];
+	snprintf(t, sizeof(t), "%s: operations/s, each target", phase);
+	svg_bars(f, t, keep, nk, sers, nl, kops, "ops/s");
+	snprintf(t, sizeof(t), "%s: p50 latency (us), each target", phase);
+	svg_bars(f, t, keep, nk, sers, nl, kp50, "us");
+}
+
+static void side_section(FILE *f, struct jobs *J)
+{
+	static const char *const phases[] = {"log", "primitive", "io", "recovery"};
+
+	fputs("<h2>Targets side by side</h2>\n<p>Each workload that ran on more than one "
+	      "target (PMR or pmem versus flash).</p><div class='grid'>\n", f);
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
+		side_phase(f, J, phases[i]);
 	fputs("</div>\n", f);
 }
 

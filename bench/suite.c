@@ -36,13 +36,13 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	json_t *notes = json_object();
 
 	io_jobname(s, name, sizeof(name));
-	ctx_add_target(c, s->target);
 	struct run_result *r = io_run_capped(s, notes);
 	if (!r || r->err == PMWAL_BENCH_EUSAGE) {
 		usage_failed(c, r);
 		json_decref(notes);
 		return NULL;
 	}
+	ctx_add_target(c, s->target);
 	json_t *opts = io_options_json(s);
 	json_t *job = result_job_json(name, "io", s->target, label, r, opts);
 	json_t *pm = json_object_get(job, "pmwal");
@@ -64,7 +64,6 @@ json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 	json_t *extra = NULL;
 
 	log_jobname(s, name, sizeof(name));
-	ctx_add_target(c, s->target);
 	/* Default targets are ours: start each run from a fresh log. */
 	if (target_owned(s->target))
 		unlink(!strncmp(s->target, "pmem:", 5) ? s->target + 5 : s->target);
@@ -73,6 +72,7 @@ json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 		usage_failed(c, r);
 		return NULL;
 	}
+	ctx_add_target(c, s->target);
 	json_t *opts = log_options_json(s);
 	json_t *job = result_job_json(name, "log", s->target, label, r, opts);
 	if (extra)
@@ -114,11 +114,11 @@ void run_recovery(struct bench_ctx *c, const char *target, const char *label,
 {
 	char err[512] = "";
 
-	ctx_add_target(c, target);
 	if (target_owned(target))
 		unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
 	json_t *job = recovery_run(target, label, fill_bytes, record_bytes, c->force, err,
 				   sizeof(err));
+	ctx_add_target(c, target);
 	if (!job) {
 		if (!bench_stop) {
 			fprintf(stderr, "pmwal bench: recovery on %s: %s\n", target, err);

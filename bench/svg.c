@@ -142,8 +142,21 @@ static void legend(FILE *f, const char *const *names, int n)
 	}
 }
 
+static void xticks(FILE *f, const struct axis *a, const struct svg_ticks *xt)
+{
+	for (int i = 0; i < xt->n; i++) {
+		char lab[32];
+		if (xt->at[i] < a->lo || xt->at[i] > a->hi)
+			continue;
+		svg_num(lab, sizeof(lab), xt->at[i]);
+		fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='11'>%s</text>\n",
+			ax_pos(a, xt->at[i], ML, W - MR), H - MB + 14,
+			xt->label ? xt->label[i] : lab);
+	}
+}
+
 void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool xlog, bool ylog,
-	       const char *xl, const char *yl, double mark_x)
+	       const char *xl, const char *yl, double mark_x, const struct svg_ticks *xt)
 {
 	struct axis ax = {.log = xlog}, ay = {.log = ylog};
 	const char *names[8];
@@ -151,7 +164,10 @@ void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool x
 	ax_fit(&ax, c, nc, false);
 	ax_fit(&ay, c, nc, true);
 	frame(f, title, xl, yl);
-	ticks(f, &ax, false);
+	if (xt)
+		xticks(f, &ax, xt);
+	else
+		ticks(f, &ax, false);
 	ticks(f, &ay, true);
 	for (int i = 0; i < nc; i++) {
 		fprintf(f, "<polyline fill='none' stroke-width='1.6' stroke='%s' points='",

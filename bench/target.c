@@ -204,7 +204,7 @@ static void blockdev_facts(json_t *o, dev_t dev)
 	}
 }
 
-static json_t *target_json(const char *t)
+json_t *target_env_json(const char *t)
 {
 	json_t *o = json_pack("{s:s}", "target", t);
 	const char *path = !strncmp(t, "pmem:", 5) ? t + 5 : t;
@@ -236,7 +236,7 @@ json_t *environment_json(const char **targets, int ntargets, json_t *options)
 
 	uname(&u);
 	for (int i = 0; i < ntargets; i++)
-		json_array_append_new(tj, target_json(targets[i]));
+		json_array_append_new(tj, target_env_json(targets[i]));
 	json_t *env = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:o}", "kernel", u.release,
 				"kernel_version", u.version, "machine", u.machine, "hostname",
 				u.nodename, "cpu", cpu_json(), "pmwal_version", pmwal_version(),

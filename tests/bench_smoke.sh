@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench_smoke.sh - CI smoke of `pmwal bench` and `pmwal report`: a short run
+# of every workload (io, log, recovery, primitives, dual, sweep, compare, the
+# default suite), the bad-input exits, Ctrl-C writing partial results, and a
+# headless chromium screenshot of the HTML report (skipped, with the reason,
+# where chromium is not installed). About a minute on two cores.
+# usage: bench_smoke.sh PATH/TO/pmwal
+set -u
+pmwal=${1:?usage: bench_smoke.sh PATH/TO/pmwal}
+pmwal=$(cd "$(dirname "$pmwal")" && pwd)/$(basename "$pmwal")
+# A disk filesystem: O_DIRECT is refused on tmpfs.
+work=$(mktemp -d /var/tmp/pmwal-bench-smoke.XXXXXX)
+trap 'rm -rf "$work"; rm -f /dev/shm/pmwal-bench.dat /dev/shm/pmwal-bench.wal' EXIT
+cd "$work" || exit 1
+fails=0
+
+step() { printf '== %s\n' "$*"; }
+fail() { printf 'FAIL: %s\n' "$*"; fails=$((fails + 1)); }
+expect() { # expect STATUS DESCRIPTION -- command...
+	local want=$1 what=$2; shift 3
+	"$@" >"$work/out.txt" 2>&1
+	local got=$?
+	if [ "$got" != "$want" ]; then
+		fail "$what: exit $got, expected $want"
+		sed 's/^/   | /' "$work/out.txt" | tail -20
+	fi
+}
+has() { # has FILE STRING...: every string occurs in FILE
+	local f=$1; shift
+	for s in "$@"; do
+		grep -q -- "$s" "$f" || fail "$f lacks $s"
+	done
+}
+
+step "bench io: randrw 50/50 on a file, fio-shaped JSON"
+expect 0 "bench io" -- "$pmwal" bench io io.dat --rw randrw --bs 4k --iodepth 16 \
+	--size 64m --runtime 2s --ramp 200ms --json io.json --csv csv
+if grep -q "refused" out.txt; then
+	echo "SKIP: io_uring or O_DIRECT refused here: $(grep refused out.txt)"
+	exit 77
+fi
+has io.json '"jobs"' '"read"' '"write"' '"iops"' '"bw_bytes"' '"io_bytes"' \
+	'"clat_ns"' '"50.000000"' '"99.990000"' '"fio_command"' '"series"' '"environment"'
+has csv/jobs.csv "randrw50"
+has csv/series.csv "randrw50"
+
+step "bench io: percentage rate cap (write 20% of its measured maximum)"
+expect 0 "rate cap" -- "$pmwal" bench io io.dat --rw randrw --size 64m --runtime 1s \
+	--rate-write 20% --json cap.json
+has cap.json '"rate_calibration"' '"cap_bw_bytes"'
+
+step "bench io: iodepth sweep"
+expect 0 "sweep" -- "$pmwal" bench io io.dat --rw randread --size 64m --runtime 500ms \
+	--sweep iodepth=1,4..16 --json sweep.json
+has sweep.json '"sweep"' '"iodepth"'
+
+step "bench io: emulated pmem region"
+expect 0 "pmem io" -- "$pmwal" bench io pmem --rw write --bs 4k --iodepth 1 --size 64m \
+	--runtime 1s --json pmem.json
+has pmem.json '"emulated": true' 'libpmem'
+
+step "bench log: flash 4 threads, pmem 1 thread, buffered commit"
+expect 0 "log flash" -- "$pmwal" bench log flash --threads 4 --runtime 2s --json log.json
+has log.json '"appends_per_s"' '"records_per_group"' '"durability"'
+expect 0 "log pmem" -- "$pmwal" bench log pmem --runtime 1s
+expect 0 "log buffered" -- "$pmwal" bench log flash --commit buffered --group-window-us 100 \
+	--runtime 1s
+expect 0 "log record sweep" -- "$pmwal" bench log flash --sweep record=512,4k --runtime 500ms
+
+step "bench primitives and recovery"
+expect 0 "primitives" -- "$pmwal" bench primitives flash --prim-time 300ms --json prim.json
+has prim.json "fdatasync" "O_DSYNC" "RWF_DSYNC"
+expect 0 "recovery" -- "$pmwal" bench recovery flash --size 32m --json rec.json
+has rec.json '"s_per_gib"' '"verdict": "clean"'
+
+step "bench dual: writer and reader at once, and each alone"
+expect 0 "dual" -- "$pmwal" bench dual io.dat --rw write --bs 128k --iodepth 4 --size 64m \
+	--runtime 1s --b "rw=read" --json dual.json
+has dual.json "alone client0" "together client1" "sum of clients"
+
+step "bench compare flash pmem"
+expect 0 "compare" -- "$pmwal" bench compare flash pmem --runtime 300ms --json cmp.json
+has cmp.json '"compare"' '"ops_ratio"'
+
+step "default suite (--quick) with the report"
+expect 0 "suite" -- "$pmwal" bench --quick -o rep
+has rep/index.html "<svg" "EMULATED" "Latency distributions" "Bandwidth over time"
+[ -s rep/result.json ] && [ -s rep/jobs.csv ] || fail "suite report files missing"
+
+step "pmwal report over several results"
+expect 0 "report" -- "$pmwal" report rep/result.json io.json pmem.json -o rep2
+has rep2/index.html "<svg" "Targets side by side"
+
+step "bad input exits 2 with a message"
+expect 2 "bad bs" -- "$pmwal" bench io io.dat --bs 4x
+has out.txt "not a size"
+expect 2 "bad mode" -- "$pmwal" bench sideways
+expect 2 "missing device" -- "$pmwal" bench io /dev/pmwal-smoke-missing --runtime 1s
+has out.txt "no such device"
+expect 2 "size beyond the disk" -- "$pmwal" bench io big.dat --size 100t --runtime 1s
+has out.txt "larger than"
+expect 2 "O_DIRECT on tmpfs" -- "$pmwal" bench io /dev/shm/pmwal-smoke.dat --size 1m --runtime 1s
+rm -f /dev/shm/pmwal-smoke.dat
+expect 2 "report of nothing" -- "$pmwal" report
+dd if=/dev/zero of=fs.img bs=1M count=4 status=none
+printf '\x53\xef' | dd of=fs.img bs=1 seek=1080 conv=notrunc status=none
+expect 2 "filesystem magic" -- "$pmwal" bench io fs.img --rw write --runtime 1s
+has out.txt "ext2/3/4" "--force"
+
+step "Ctrl-C stops the run and still writes the results"
+"$pmwal" bench io io.dat --rw randread --size 64m --runtime 30s --json int.json \
+	>int.txt 2>&1 &
+pid=$!
+sleep 2
+kill -INT "$pid"
+wait "$pid"
+st=$?
+[ "$st" = 1 ] || fail "interrupted run exit $st, expected 1"
+has int.json '"interrupted": true' '"iops"'
+
+step "headless chromium renders the report"
+chrome=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chrome" ]; then
+	echo "SKIP: chromium is not installed (apt-get install chromium); screenshot not checked"
+else
+	timeout 120 "$chrome" --headless --no-sandbox --disable-gpu \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--no-first-run --user-data-dir="$(mktemp -d -p "$work")" --window-size=1400,2400 \
+		--screenshot="$work/report.png" "file://$work/rep/index.html" >chrome.txt 2>&1
+	size=$(stat -c %s report.png 2>/dev/null || echo 0)
+	[ "$size" -gt 20000 ] || fail "screenshot missing or blank ($size bytes)"
+	echo "screenshot: $size bytes"
+fi
+
+if [ "$fails" -gt 0 ]; then
+	echo "bench_smoke: $fails failure(s)"
+	exit 1
+fi
+echo "bench_smoke: all passed"

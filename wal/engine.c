@@ -178,6 +178,13 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 			 opt->record_bytes_max);
 		return PMWAL_EBADOPT;
 	}
+	if ((opt->flags & PMWAL_OPEN_CREATE) && opt->capacity_bytes &&
+	    opt->capacity_bytes < WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES) {
+		snprintf(err, errlen, "options.capacity_bytes: %llu is below the minimum of %u bytes",
+			 (unsigned long long)opt->capacity_bytes,
+			 WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES);
+		return PMWAL_EBADOPT;
+	}
 	if (opt->queue_depth > WAL_QUEUE_DEPTH_MAX) {
 		snprintf(err, errlen, "options.queue_depth: %u is above %u", opt->queue_depth,
 			 WAL_QUEUE_DEPTH_MAX);
@@ -928,7 +935,7 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 			open_err(opt, "options.capacity_bytes: required to create a log in a file");
 			return PMWAL_EBADOPT;
 		}
-		p.create_bytes = opt->capacity_bytes;
+		p.create_bytes = opt->capacity_bytes / WAL_BLOCK_BYTES * WAL_BLOCK_BYTES;
 	}
 	rc = wal_dev_open(&p, &dev, err, sizeof(err));
 	if (rc) {

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The CLI as a user runs it: create, append, dump, verify (text and JSON),
+# info, release, recover; a torn tail and a corruption made with dd are
+# reported as such, with the documented exit codes; bad input exits 2.
+set -uo pipefail
+pmwal=$1
+dir=$(mktemp -d /var/tmp/pmwal-cli-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+log=$dir/log
+fails=0 passes=0
+check() { # check NAME EXPECTED_RC CMD...
+	local name=$1 want=$2; shift 2
+	"$@" >"$dir/out" 2>"$dir/err"; local rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "FAIL $name: exit $rc, wanted $want"; cat "$dir/out" "$dir/err"; fails=$((fails + 1))
+	else
+		passes=$((passes + 1))
+	fi
+}
+expect() { # expect NAME PATTERN (in the last output)
+	if grep -q -- "$2" "$dir/out" "$dir/err"; then passes=$((passes + 1)); else
+		echo "FAIL $1: no '$2' in output"; cat "$dir/out" "$dir/err"; fails=$((fails + 1)); fi
+}
+
+check help 0 "$pmwal" --help
+check create 0 "$pmwal" create "$log" --size 1M
+check create_again_refused 2 "$pmwal" create "$log" --size 1M
+expect create_again_msg "--force"
+check append 0 bash -c "seq 1 3000 | '$pmwal' append '$log'"
+check dump 0 "$pmwal" dump "$log" --from 2999
+expect dump_lsn $'^2999\t2999$'
+check dump_json 0 "$pmwal" dump "$log" --from 3000 --json
+expect dump_json_data '"data": *"3000"'
+check verify_clean 0 "$pmwal" verify "$log" --json
+expect verify_clean_verdict '"verdict": "clean"'
+expect verify_records '"records": 3000'
+check info 0 "$pmwal" info "$log"
+expect info_durability "durability"
+check release 0 "$pmwal" release "$log" 1001
+check dump_after_release 0 "$pmwal" dump "$log"
+expect dump_head $'^1001\t1001$'
+
+# A torn tail: a partial write of the next slot (half of a valid block).
+end=$("$pmwal" verify "$log" --json | sed -n 's/.*"end_offset": \([0-9]*\).*/\1/p')
+dd if="$log" of="$log" bs=512 count=4 skip=$(((end - 4096) / 512)) seek=$((end / 512)) conv=notrunc status=none
+check verify_torn 0 "$pmwal" verify "$log" --json
+expect verify_torn_verdict '"verdict": "torn_tail"'
+check recover_torn 0 "$pmwal" recover "$log"
+check append_after_torn 0 bash -c "echo after | '$pmwal' append '$log'"
+check verify_after 0 "$pmwal" verify "$log" --json
+expect verify_after_records '"last_lsn": 3001'
+
+# A corruption: one flipped byte in a block in the middle of the log.
+mid=$((8192 + 4 * 4096 + 1000))
+printf '\xff' | dd of="$log" bs=1 seek=$mid conv=notrunc status=none
+check verify_corrupt 3 "$pmwal" verify "$log" --json
+expect verify_corrupt_verdict '"verdict": "corrupt"'
+expect verify_corrupt_offset '"corrupt_offset": 24576'
+check append_refused_on_corrupt 3 bash -c "echo x | '$pmwal' append '$log'"
+expect corrupt_msg "salvage"
+check recover_salvage 3 "$pmwal" recover "$log" --salvage
+
+# Bad input: exit 2 with a message, never a crash.
+check unknown_cmd 2 "$pmwal" frobnicate
+check missing_target 2 "$pmwal" verify
+check no_such_file 2 "$pmwal" verify "$dir/nope"
+expect no_such_msg "no such file"
+check not_a_log 2 "$pmwal" verify /etc/hostname
+check bad_size 2 "$pmwal" create "$dir/x" --size 12Q
+check bad_lsn 2 "$pmwal" release "$log" abc
+check bad_option 2 "$pmwal" dump "$log" --bogus
+
+echo "cli_round_trip: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_format.c - the on-disk format: encode/decode round trips and every
+ * rule that makes a superblock or a block valid (format.c's specification).
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "format.h"
+
+static struct wal_sb sample_sb(void)
+{
+	struct wal_sb sb = {
+		.format_version = PMWAL_FORMAT_VERSION,
+		.block_bytes = WAL_BLOCK_BYTES,
+		.log_id = 0x1122334455667788ull,
+		.sb_seq = 7,
+		.capacity_blocks = 100,
+		.epoch = 3,
+		.record_bytes_max = 1 << 20,
+		.head_seq = 42,
+		.head_lsn = 1000,
+		.group_blocks_max = 20,
+		.create_time_ns = 123456789,
+	};
+	return sb;
+}
+
+Test(format, superblock_round_trips)
+{
+	uint8_t buf[WAL_SB_BYTES];
+	struct wal_sb a = sample_sb(), b;
+
+	wal_sb_encode(&a, buf);
+	cr_assert_eq(wal_sb_decode(buf, &b), 0);
+	cr_assert_eq(memcmp(&a, &b, sizeof(a)), 0);
+	/* Little-endian at the documented offsets. */
+	cr_assert_eq(buf[24], 0x88);
+	cr_assert_eq(buf[31], 0x11);
+	cr_assert_eq(wal_get64(buf + 56), 42);
+}
+
+Test(format, superblock_with_any_flipped_bit_is_rejected)
+{
+	uint8_t buf[WAL_SB_BYTES];
+	struct wal_sb a = sample_sb(), b;
+
+	wal_sb_encode(&a, buf);
+	for (size_t bit = 0; bit < 96 * 8; bit += 7) {
+		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		cr_assert_neq(wal_sb_decode(buf, &b), 0, "bit %zu", bit);
+		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	}
+}
+
+Test(format, newer_valid_superblock_copy_wins_and_a_damaged_one_is_ignored)
+{
+	uint8_t copies[2 * WAL_SB_BYTES];
+	struct wal_sb a = sample_sb(), out;
+
+	wal_sb_encode(&a, copies);
+	a.sb_seq = 8;
+	a.head_lsn = 2000;
+	wal_sb_encode(&a, copies + WAL_SB_BYTES);
+	cr_assert_eq(wal_sb_pick(copies, &out), 0);
+	cr_assert_eq(out.head_lsn, 2000);
+	copies[WAL_SB_BYTES + 100] ^= 1; /* torn second copy */
+	cr_assert_eq(wal_sb_pick(copies, &out), 0);
+	cr_assert_eq(out.head_lsn, 1000);
+	copies[100] ^= 1;
+	cr_assert_eq(wal_sb_pick(copies, &out), PMWAL_EFORMAT);
+}
+
+Test(format, superblock_of_another_version_is_not_a_log)
+{
+	uint8_t buf[WAL_SB_BYTES];
+	struct wal_sb a = sample_sb(), b;
+
+	a.format_version = 2;
+	wal_sb_encode(&a, buf);
+	cr_assert_eq(wal_sb_decode(buf, &b), PMWAL_EFORMAT);
+}
+
+/* A valid block at seq 57 of the sample log, with one record. */
+static void make_block(uint8_t *block, uint64_t seq, const struct wal_sb *sb)
+{
+	struct wal_block_hdr h = {
+		.payload_bytes = 4 + 10,
+		.first_rec = 0,
+		.log_id = sb->log_id,
+		.seq = seq,
+		.prev_checksum = 99,
+		.first_lsn = 5000,
+		.durable_lsn = 4999,
+		.epoch = sb->epoch,
+		.group_index = 0,
+		.group_blocks = 1,
+	};
+	memset(block, 0, WAL_BLOCK_BYTES);
+	wal_put32(block + WAL_HDR_BYTES, 10);
+	memcpy(block + WAL_HDR_BYTES + 4, "0123456789", 10);
+	wal_block_encode_hdr(&h, block);
+	wal_block_seal(block, seq % sb->capacity_blocks);
+}
+
+Test(format, block_header_round_trips_and_validates)
+{
+	uint8_t block[WAL_BLOCK_BYTES];
+	struct wal_sb sb = sample_sb();
+	struct wal_block_hdr h;
+
+	make_block(block, 57, &sb);
+	cr_assert_eq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_VALID);
+	cr_assert_eq(h.seq, 57);
+	cr_assert_eq(h.first_lsn, 5000);
+	cr_assert_eq(h.prev_checksum, 99);
+	cr_assert_eq(h.payload_bytes, 14);
+}
+
+Test(format, every_flipped_bit_of_a_block_fails_the_checksum)
+{
+	uint8_t block[WAL_BLOCK_BYTES];
+	struct wal_sb sb = sample_sb();
+	struct wal_block_hdr h;
+
+	make_block(block, 57, &sb);
+	for (size_t bit = 0; bit < WAL_BLOCK_BYTES * 8; bit += 61) {
+		block[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		cr_assert_neq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_VALID,
+			      "bit %zu", bit);
+		block[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	}
+}
+
+Test(format, block_from_an_earlier_lap_is_stale)
+{
+	uint8_t block[WAL_BLOCK_BYTES];
+	struct wal_sb sb = sample_sb();
+	struct wal_block_hdr h;
+
+	make_block(block, 57, &sb); /* lap 0, slot 57 */
+	cr_assert_eq(wal_block_check(block, 57, 157, &sb, &h), WAL_BLOCK_STALE);
+}
+
+Test(format, block_copied_into_another_slot_is_rejected)
+{
+	uint8_t block[WAL_BLOCK_BYTES];
+	struct wal_sb sb = sample_sb();
+	struct wal_block_hdr h;
+
+	make_block(block, 57, &sb);
+	/* The slot seeds the checksum: a misdirected copy fails it. */
+	cr_assert_eq(wal_block_check(block, 58, 58, &sb, &h), WAL_BLOCK_CHECKSUM);
+}
+
+Test(format, block_of_another_log_is_foreign)
+{
+	uint8_t block[WAL_BLOCK_BYTES];
+	struct wal_sb sb = sample_sb(), other = sample_sb();
+	struct wal_block_hdr h;
+
+	other.log_id = 0xabcdef;
+	make_block(block, 57, &other);
+	cr_assert_eq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_FOREIGN);
+}
+
+Test(format, out_of_range_header_fields_are_malformed)
+{
+	uint8_t block[WAL_BLOCK_BYTES];
+	struct wal_sb sb = sample_sb();
+	struct wal_block_hdr h;
+
+	struct {
+		size_t off;
+		uint32_t value;
+		int width;
+	} cases[] = {
+		{ 12, WAL_PAYLOAD_BYTES + 1, 16 }, /* payload_bytes */
+		{ 14, 12, 16 },                    /* first_rec past the payload */
+		{ 56, 99, 32 },                    /* epoch from the future */
+		{ 60, 1, 32 },                     /* group_index >= group_blocks */
+		{ 64, 21, 32 },                    /* group_blocks > group_blocks_max */
+		{ 68, 1, 32 },                     /* reserved */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		make_block(block, 57, &sb);
+		if (cases[i].width == 16)
+			wal_put16(block + cases[i].off, (uint16_t)cases[i].value);
+		else
+			wal_put32(block + cases[i].off, cases[i].value);
+		wal_block_seal(block, 57);
+		cr_assert_eq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_MALFORMED,
+			     "case %zu", i);
+	}
+}
+
+Test(format, zero_filled_space_is_never_a_block)
+{
+	uint8_t block[WAL_BLOCK_BYTES] = { 0 };
+	struct wal_sb sb = sample_sb();
+	struct wal_block_hdr h;
+
+	cr_assert_eq(wal_block_check(block, 0, 0, &sb, &h), WAL_BLOCK_CHECKSUM);
+}
+
+Test(format, blocks_for_bytes_covers_padding)
+{
+	cr_assert_eq(wal_blocks_for_bytes(1), 1);
+	cr_assert_eq(wal_blocks_for_bytes(WAL_PAYLOAD_BYTES - 3), 1);
+	cr_assert_eq(wal_blocks_for_bytes(WAL_PAYLOAD_BYTES), 2);
+	cr_assert_geq(wal_blocks_for_bytes(16u << 20) * (uint64_t)WAL_PAYLOAD_BYTES, 16u << 20);
+}

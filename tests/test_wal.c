@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_wal.c - the engine through the public API on real files (io_uring,
+ * O_DIRECT): round trips from 1 byte to 16 MiB, many appending threads, ring
+ * full, release and reuse, iterators that follow, async appends, and every
+ * bad option.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *dir;
+static char *logpath;
+static char errbuf[512];
+
+static void setup(void)
+{
+	dir = tu_mkdtemp();
+	cr_assert_not_null(dir);
+	logpath = tu_path(dir, "log");
+}
+
+static void teardown(void)
+{
+	free(logpath);
+	tu_rmdir(dir);
+}
+
+static struct pmwal_options file_opts(uint32_t flags, uint64_t capacity)
+{
+	struct pmwal_options o = { 0 };
+
+	o.target = logpath;
+	o.flags = flags;
+	o.capacity_bytes = capacity;
+	o.errmsg_buf = errbuf;
+	o.errmsg_len = sizeof(errbuf);
+	return o;
+}
+
+static struct pmwal *open_log(uint32_t flags, uint64_t capacity)
+{
+	struct pmwal_options o = file_opts(flags, capacity);
+	struct pmwal *w = NULL;
+	int rc = pmwal_open(&o, &w);
+
+	if (rc == PMWAL_EUNSUPPORTED)
+		cr_skip_test("io_uring or O_DIRECT refused here: %s", errbuf);
+	cr_assert_eq(rc, 0, "open: %s (%s)", pmwal_strerror(rc), errbuf);
+	return w;
+}
+
+/* Reads every record from @from and checks it against its key (the LSN). */
+static uint64_t check_all(struct pmwal *w, uint64_t from, uint64_t expect_first)
+{
+	struct pmwal_iter *it;
+	uint64_t lsn, n = 0, want = expect_first;
+	const void *data;
+	size_t len;
+	int rc;
+
+	cr_assert_eq(pmwal_iter_open(w, from, &it), 0);
+	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
+		cr_assert_eq(lsn, want, "LSN %llu, expected %llu", (unsigned long long)lsn,
+			     (unsigned long long)want);
+		cr_assert(tu_check(data, len, lsn), "record %llu damaged", (unsigned long long)lsn);
+		want++;
+		n++;
+	}
+	cr_assert_eq(rc, 0, "iterator: %s", pmwal_strerror(rc));
+	pmwal_iter_close(it);
+	return n;
+}
+
+TestSuite(wal, .init = setup, .fini = teardown);
+
+Test(wal, records_from_1_byte_to_16_mib_round_trip_across_reopen)
+{
+	static const size_t sizes[] = { 1,    2,     3,     4,       4019,    4020,     4021,
+					4024, 4025,  8047,  8048,    65536,   1 << 20,  3000001,
+					16u << 20 };
+	size_t n = sizeof(sizes) / sizeof(sizes[0]);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 96ull << 20);
+	uint8_t *buf = malloc(16u << 20);
+	uint64_t lsn;
+
+	for (size_t i = 0; i < n; i++) {
+		tu_fill(buf, sizes[i], i + 1);
+		cr_assert_eq(pmwal_append(w, buf, sizes[i], &lsn), 0, "size %zu: %s", sizes[i],
+			     pmwal_errmsg(w));
+		cr_assert_eq(lsn, i + 1);
+		cr_assert_geq(pmwal_durable_lsn(w), lsn);
+	}
+	cr_assert_eq(check_all(w, 0, 1), n);
+	cr_assert_eq(pmwal_close(w), 0);
+	w = open_log(0, 0);
+	const struct pmwal_report *r = pmwal_recovery_report(w);
+
+	cr_assert_eq(r->verdict, PMWAL_CLEAN, "%s", r->detail);
+	cr_assert_eq(r->records, n);
+	cr_assert_eq(check_all(w, 0, 1), n);
+	cr_assert_eq(check_all(w, 12, 12), n - 11);
+	free(buf);
+	pmwal_close(w);
+}
+
+Test(wal, record_over_the_maximum_is_refused)
+{
+	struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE, 1 << 20);
+	struct pmwal *w;
+	char rec[200] = { 0 };
+
+	o.record_bytes_max = 100;
+	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", errbuf);
+	cr_assert_eq(pmwal_append(w, rec, 101, NULL), PMWAL_ETOOBIG);
+	cr_assert_eq(pmwal_append(w, rec, 0, NULL), -EINVAL);
+	cr_assert_eq(pmwal_append(w, rec, 100, NULL), 0);
+	pmwal_close(w);
+}
+
+#define THREADS 8
+#define PER_THREAD 1500
+
+struct thread_arg {
+	struct pmwal *w;
+	int id;
+	uint64_t lsns[PER_THREAD];
+};
+
+/* Each record's key is its thread and index; the LSN map checks the order. */
+static void *appender(void *p)
+{
+	struct thread_arg *a = p;
+	uint8_t buf[600];
+
+	for (int i = 0; i < PER_THREAD; i++) {
+		size_t len = 1 + (size_t)((a->id * 7919 + i * 104729) % 599);
+
+		tu_fill(buf, len, (uint64_t)a->id << 32 | (uint64_t)i);
+		if (pmwal_append(a->w, buf, len, &a->lsns[i]))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+Test(wal, many_threads_appending_get_every_acked_record_back_in_order)
+{
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 64 << 20);
+	static struct thread_arg args[THREADS];
+	pthread_t t[THREADS];
+	uint64_t total = (uint64_t)THREADS * PER_THREAD;
+	struct {
+		int id, i;
+	} *owner = calloc(total + 1, sizeof(*owner));
+
+	for (int i = 0; i < THREADS; i++) {
+		args[i].w = w;
+		args[i].id = i;
+		pthread_create(&t[i], NULL, appender, &args[i]);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		void *ret;
+
+		pthread_join(t[i], &ret);
+		cr_assert_null(ret, "thread %d failed: %s", i, pmwal_errmsg(w));
+	}
+	for (int i = 0; i < THREADS; i++)
+		for (int j = 0; j < PER_THREAD; j++) {
+			uint64_t lsn = args[i].lsns[j];
+
+			cr_assert(lsn >= 1 && lsn <= total);
+			cr_assert_eq(owner[lsn].id, 0, "LSN %llu handed out twice",
+				     (unsigned long long)lsn);
+			owner[lsn].id = i + 1;
+			owner[lsn].i = j;
+			if (j)
+				cr_assert_gt(lsn, args[i].lsns[j - 1]);
+		}
+	struct pmwal_info info;
+
+	pmwal_stat(w, &info);
+	cr_assert_lt(info.groups_written, total, "group commit gathered nothing");
+	pmwal_close(w);
+
+	w = open_log(0, 0);
+	struct pmwal_iter *it;
+	uint64_t lsn, n = 0;
+	const void *data;
+	size_t len;
+
+	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0);
+	while (pmwal_iter_next(it, &lsn, &data, &len) == 1) {
+		n++;
+		cr_assert_eq(lsn, n);
+		uint64_t key = (uint64_t)(owner[lsn].id - 1) << 32 | (uint64_t)owner[lsn].i;
+
+		cr_assert(tu_check(data, len, key), "LSN %llu has the wrong bytes",
+			  (unsigned long long)lsn);
+	}
+	cr_assert_eq(n, total);
+	pmwal_iter_close(it);
+	pmwal_close(w);
+	free(owner);
+}
+
+Test(wal, full_ring_refuses_appends_and_never_overwrites_then_release_reuses_space)
+{
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 8192 + 64 * 4096);
+	uint8_t buf[3000];
+	uint64_t lsn = 0, acked = 0;
+	int rc;
+
+	for (;;) {
+		tu_fill(buf, sizeof(buf), acked + 1);
+		rc = pmwal_append(w, buf, sizeof(buf), &lsn);
+		if (rc)
+			break;
+		acked = lsn;
+	}
+	cr_assert_eq(rc, PMWAL_EFULL, "got %s", pmwal_strerror(rc));
+	cr_assert(strstr(pmwal_errmsg(w), "log full"), "%s", pmwal_errmsg(w));
+	cr_assert_gt(acked, 40);
+	cr_assert_eq(check_all(w, 0, 1), acked);
+
+	cr_assert_eq(pmwal_release(w, acked / 2), 0, "%s", pmwal_errmsg(w));
+	uint64_t more = 0;
+
+	for (;;) {
+		tu_fill(buf, sizeof(buf), acked + more + 1);
+		if (pmwal_append(w, buf, sizeof(buf), &lsn))
+			break;
+		more++;
+	}
+	cr_assert_gt(more, 10, "released space was not reused");
+	pmwal_close(w);
+
+	w = open_log(0, 0);
+	struct pmwal_info info;
+
+	pmwal_stat(w, &info);
+	cr_assert_eq(info.head_lsn, acked / 2);
+	cr_assert_eq(info.durable_lsn, acked + more);
+	cr_assert_eq(check_all(w, 0, acked / 2), acked + more - acked / 2 + 1);
+	/* Released records are gone for readers. */
+	struct pmwal_iter *it;
+
+	cr_assert_eq(pmwal_iter_open(w, 1, &it), PMWAL_ERANGE);
+	pmwal_close(w);
+}
+
+Test(wal, release_everything_then_reopen_keeps_lsns_monotonic)
+{
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 1 << 20);
+	uint64_t lsn;
+
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(pmwal_append(w, "abc", 3, &lsn), 0);
+	cr_assert_eq(pmwal_release(w, 11), 0, "%s", pmwal_errmsg(w));
+	cr_assert_eq(pmwal_release(w, 12), PMWAL_ERANGE);
+	pmwal_close(w);
+	w = open_log(0, 0);
+	cr_assert_eq(pmwal_append(w, "def", 3, &lsn), 0);
+	cr_assert_eq(lsn, 11);
+	pmwal_close(w);
+}
+
+Test(wal, iterator_follows_the_log_as_it_grows)
+{
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4 << 20);
+	struct pmwal_iter *it;
+	uint8_t buf[100];
+	uint64_t lsn, got;
+	const void *data;
+	size_t len;
+
+	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0);
+	cr_assert_eq(pmwal_iter_next(it, &got, &data, &len), 0);
+	for (uint64_t k = 1; k <= 30; k++) {
+		tu_fill(buf, sizeof(buf), k);
+		cr_assert_eq(pmwal_append(w, buf, sizeof(buf), &lsn), 0);
+		cr_assert_eq(pmwal_iter_next(it, &got, &data, &len), 1);
+		cr_assert_eq(got, k);
+		cr_assert(tu_check(data, len, k));
+		cr_assert_eq(pmwal_iter_next(it, &got, &data, &len), 0);
+	}
+	pmwal_iter_close(it);
+	pmwal_close(w);
+}
+
+static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t cb_count, cb_max_lsn;
+
+static void on_durable(void *arg, uint64_t lsn, int status)
+{
+	struct pmwal *w = arg;
+
+	cr_assert_eq(status, 0);
+	cr_assert_geq(pmwal_durable_lsn(w), lsn, "callback before durability");
+	pthread_mutex_lock(&cb_mu);
+	cb_count++;
+	if (lsn > cb_max_lsn)
+		cb_max_lsn = lsn;
+	pthread_mutex_unlock(&cb_mu);
+}
+
+Test(wal, async_append_calls_back_once_durable)
+{
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4 << 20);
+	uint64_t lsn = 0;
+
+	cb_count = cb_max_lsn = 0;
+	for (int i = 0; i < 500; i++)
+		cr_assert_eq(pmwal_append_async(w, "record", 6, on_durable, w, &lsn), 0);
+	cr_assert_eq(pmwal_wait(w, lsn), 0);
+	cr_assert_eq(pmwal_wait(w, lsn + 1), PMWAL_ERANGE);
+	pmwal_close(w);
+	cr_assert_eq(cb_count, 500);
+	cr_assert_eq(cb_max_lsn, 500);
+}
+
+Test(wal, buffered_policy_acks_nothing_before_sync)
+{
+	struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE, 4 << 20);
+	struct pmwal *w;
+	uint64_t lsn;
+
+	o.commit_policy = PMWAL_COMMIT_BUFFERED;
+	o.group_window_us = 200000;
+	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", errbuf);
+	cr_assert_eq(pmwal_append(w, "x", 1, &lsn), 0);
+	cr_assert_eq(pmwal_append(w, "y", 1, &lsn), 0);
+	cr_assert_eq(pmwal_sync(w), 0);
+	cr_assert_eq(pmwal_durable_lsn(w), 2);
+	pmwal_close(w);
+}
+
+Test(wal, appendv_gets_consecutive_lsns_in_one_group)
+{
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4 << 20);
+	uint8_t a[10], b[5000], c[1];
+	struct iovec iov[3] = { { a, sizeof(a) }, { b, sizeof(b) }, { c, sizeof(c) } };
+	uint64_t first;
+	struct pmwal_info info;
+
+	tu_fill(a, sizeof(a), 1);
+	tu_fill(b, sizeof(b), 2);
+	tu_fill(c, sizeof(c), 3);
+	cr_assert_eq(pmwal_appendv(w, iov, 3, &first), 0);
+	cr_assert_eq(first, 1);
+	pmwal_stat(w, &info);
+	cr_assert_eq(info.groups_written, 1);
+	cr_assert_eq(check_all(w, 0, 1), 3);
+	cr_assert_eq(pmwal_appendv(w, iov, 0, &first), -EINVAL);
+	pmwal_close(w);
+}
+
+static void set_bad(struct pmwal_options *o, int which)
+{
+	switch (which) {
+	case 0: o->reserved[3] = 1; break;
+	case 1: o->target = ""; break;
+	case 2: o->flags |= 1u << 20; break;
+	case 3: o->flags |= PMWAL_OPEN_READONLY; break;
+	case 4: o->commit_policy = 7; break;
+	case 5: o->group_window_us = 5000000; break;
+	case 6: o->group_bytes_max = 100; break;
+	case 7: o->record_bytes_max = 2u << 30; break;
+	case 8: o->queue_depth = 100000; break;
+	case 9: o->capacity_bytes = 100; break;
+	case 10: o->capacity_bytes = 0; break;
+	}
+}
+
+Test(wal, every_bad_option_is_refused_naming_the_field)
+{
+	static const char *const field[] = {
+		"reserved",       "target",           "flags",           "flags",
+		"commit_policy",  "group_window_us",  "group_bytes_max", "record_bytes_max",
+		"queue_depth",    "capacity_bytes",   "capacity_bytes",
+	};
+	for (int i = 0; i < (int)(sizeof(field) / sizeof(field[0])); i++) {
+		struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE, 1 << 20);
+		struct pmwal *w = (struct pmwal *)1;
+
+		errbuf[0] = 0;
+		set_bad(&o, i);
+		cr_assert_eq(pmwal_open(&o, &w), PMWAL_EBADOPT, "case %d", i);
+		cr_assert_null(w, "case %d left a handle", i);
+		cr_assert(strstr(errbuf, field[i]), "case %d: '%s' does not name %s", i, errbuf,
+			  field[i]);
+	}
+	cr_assert_eq(pmwal_open(NULL, NULL), -EINVAL);
+}
+
+Test(wal, opening_what_is_not_a_log_says_so)
+{
+	struct pmwal_options o = file_opts(0, 0);
+	struct pmwal *w;
+	int fd;
+
+	cr_assert_eq(pmwal_open(&o, &w), -ENOENT);
+	cr_assert(strstr(errbuf, "no such file"), "%s", errbuf);
+	fd = open(logpath, O_CREAT | O_WRONLY, 0644);
+	cr_assert(fd >= 0);
+	cr_assert_eq(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	cr_assert_eq(pmwal_open(&o, &w), PMWAL_EFORMAT);
+	cr_assert(strstr(errbuf, "superblock"), "%s", errbuf);
+	cr_assert_eq(ftruncate(open(logpath, O_WRONLY), 100), 0);
+	cr_assert_eq(pmwal_open(&o, &w), PMWAL_EFORMAT);
+	cr_assert(strstr(errbuf, "too small"), "%s", errbuf);
+}
+
+Test(wal, tmpfs_refusing_o_direct_gets_a_clear_error_and_buffered_works)
+{
+	struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE, 1 << 20);
+	struct pmwal *w;
+	char path[] = "/dev/shm/pmwal-test-XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	o.target = path;
+	int rc = pmwal_open(&o, &w);
+
+	if (rc == 0) {
+		pmwal_close(w);
+		unlink(path);
+		cr_skip_test("/dev/shm accepts O_DIRECT on this kernel");
+	}
+	cr_assert_eq(rc, PMWAL_EUNSUPPORTED, "%s", pmwal_strerror(rc));
+	cr_assert(strstr(errbuf, "O_DIRECT") && strstr(errbuf, "--buffered"), "%s", errbuf);
+	o.flags |= PMWAL_OPEN_BUFFERED_IO;
+	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", errbuf);
+	cr_assert_eq(pmwal_append(w, "x", 1, NULL), 0);
+	pmwal_close(w);
+	unlink(path);
+}
+
+Test(wal, psync_fallback_and_fdatasync_mode_round_trip)
+{
+	uint32_t modes[] = { PMWAL_OPEN_NO_URING, PMWAL_OPEN_FDATASYNC,
+			     PMWAL_OPEN_NO_URING | PMWAL_OPEN_FDATASYNC };
+
+	for (int m = 0; m < 3; m++) {
+		struct pmwal *w = open_log(PMWAL_OPEN_CREATE | modes[m], 2 << 20);
+		uint8_t buf[5000];
+		struct pmwal_info info;
+
+		for (uint64_t k = 1; k <= 20; k++) {
+			tu_fill(buf, sizeof(buf), k);
+			cr_assert_eq(pmwal_append(w, buf, sizeof(buf), NULL), 0);
+		}
+		pmwal_stat(w, &info);
+		cr_assert_str_eq(info.io_path, modes[m] & PMWAL_OPEN_NO_URING ? "psync" : "io_uring");
+		cr_assert(strstr(info.durability, modes[m] & PMWAL_OPEN_FDATASYNC ? "fdatasync" : "fua"));
+		pmwal_close(w);
+		w = open_log(modes[m], 0);
+		cr_assert_eq(check_all(w, 0, 1), 20);
+		pmwal_close(w);
+	}
+}

@@ -16,11 +16,12 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: pmwal probe [TARGET] [--json]\n"
-		   "  TARGET: /dev/nvmeXnY, /dev/nvmeX, any block device, /dev/daxX.Y,\n"
-		   "          a file or directory (pmem:PATH too), pmr:BDF, fakepmr:PATH\n"
-		   "  no TARGET: list NVMe controllers, PMRs, DAX and pmem devices\n"
-		   "  --json: print one JSON object\n");
+	fprintf(f,
+		"usage: pmwal probe [TARGET] [--json]\n"
+		"  TARGET: /dev/nvmeXnY, /dev/nvmeX, any block device, /dev/daxX.Y,\n"
+		"          a file or directory (pmem:PATH too), pmr:BDF, fakepmr:PATH\n"
+		"  no TARGET: list NVMe controllers, PMRs, DAX and pmem devices\n"
+		"  --json: print one JSON object\n");
 }
 
 int cmd_probe(int argc, char **argv)
@@ -44,7 +45,8 @@ int cmd_probe(int argc, char **argv)
 		} else if (!target) {
 			target = argv[i];
 		} else {
-			fprintf(stderr, "pmwal probe: one target at a time (got %s and %s)\n",
+			fprintf(stderr,
+				"pmwal probe: one target at a time (got %s and %s)\n",
 				target, argv[i]);
 			return 2;
 		}

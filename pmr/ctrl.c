@@ -111,7 +111,8 @@ void pmr_ctrl_read_caps(struct pmr_ctrl *c)
 
 static void sleep_ms(unsigned ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000u, .tv_nsec = (long)(ms % 1000u) * 1000000L };
+	struct timespec ts = {.tv_sec = ms / 1000u,
+			      .tv_nsec = (long)(ms % 1000u) * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
@@ -125,21 +126,22 @@ static int wait_ready(struct pmr_ctrl *c, char *err, size_t errlen)
 	for (;;) {
 		sts = c->ops->reg_read32(c, PMR_REG_PMRSTS);
 		if (sts == UINT32_MAX)
-			return pmr_errf(err, errlen, -EIO,
-					"%s: PMRSTS reads all ones: the controller stopped "
-					"responding (removed or in reset); check `lspci` and dmesg",
-					c->name);
+			return pmr_errf(
+			    err, errlen, -EIO,
+			    "%s: PMRSTS reads all ones: the controller stopped "
+			    "responding (removed or in reset); check `lspci` and dmesg",
+			    c->name);
 		if (!(sts & PMR_PMRSTS_NRDY))
 			break;
 		if (pmr_now_ms() >= deadline)
-			return pmr_errf(err, errlen, -ETIMEDOUT,
-					"%s: PMR not ready after %llu ms (PMRSTS.NRDY still 1, "
-					"PMRTO=%u x %s): the controller may still be restoring "
-					"the PMR; retry later, or check its health with "
-					"`pmwal probe %s`",
-					c->name, (unsigned long long)c->caps.timeout_ms,
-					c->caps.pmrto, c->caps.pmrtu ? "1 min" : "500 ms",
-					c->name);
+			return pmr_errf(
+			    err, errlen, -ETIMEDOUT,
+			    "%s: PMR not ready after %llu ms (PMRSTS.NRDY still 1, "
+			    "PMRTO=%u x %s): the controller may still be restoring "
+			    "the PMR; retry later, or check its health with "
+			    "`pmwal probe %s`",
+			    c->name, (unsigned long long)c->caps.timeout_ms,
+			    c->caps.pmrto, c->caps.pmrtu ? "1 min" : "500 ms", c->name);
 		sleep_ms(1);
 	}
 	decode_pmrsts(&c->caps, sts);
@@ -155,11 +157,12 @@ static int check_health(struct pmr_ctrl *c, bool readonly, char *err, size_t err
 	if (hsts == 2 && readonly)
 		return 0;
 	if (hsts == 2)
-		return pmr_errf(err, errlen, -EROFS,
-				"%s: PMR health status is \"read only\" (PMRSTS.HSTS=2): "
-				"the controller refuses writes; open read-only to recover "
-				"what it holds",
-				c->name);
+		return pmr_errf(
+		    err, errlen, -EROFS,
+		    "%s: PMR health status is \"read only\" (PMRSTS.HSTS=2): "
+		    "the controller refuses writes; open read-only to recover "
+		    "what it holds",
+		    c->name);
 	return pmr_errf(err, errlen, -EIO,
 			"%s: PMR health status is \"%s\" (PMRSTS.HSTS=%u): its contents "
 			"cannot be trusted; copy off what you need read-only elsewhere "
@@ -179,18 +182,20 @@ int pmr_ctrl_start(struct pmr_ctrl *c, bool enable, bool readonly, char *err,
 				"gone or powered down; check `lspci` and dmesg",
 				c->name);
 	if (!c->caps.pmrs)
-		return pmr_errf(err, errlen, -ENODEV,
-				"%s: this NVMe controller has no Persistent Memory Region "
-				"(CAP.PMRS=0): use a controller that has one, or log to its "
-				"namespace as a block device (/dev/nvmeXnY)",
-				c->name);
+		return pmr_errf(
+		    err, errlen, -ENODEV,
+		    "%s: this NVMe controller has no Persistent Memory Region "
+		    "(CAP.PMRS=0): use a controller that has one, or log to its "
+		    "namespace as a block device (/dev/nvmeXnY)",
+		    c->name);
 	if (!c->caps.enabled) {
 		if (!enable)
-			return pmr_errf(err, errlen, -ENXIO,
-					"%s: the PMR is disabled (PMRCTL.EN=0): pass the enable "
-					"option (`--enable-pmr`, or append \",enable\" to the "
-					"target) to enable it",
-					c->name);
+			return pmr_errf(
+			    err, errlen, -ENXIO,
+			    "%s: the PMR is disabled (PMRCTL.EN=0): pass the enable "
+			    "option (`--enable-pmr`, or append \",enable\" to the "
+			    "target) to enable it",
+			    c->name);
 		c->ops->reg_write32(c, PMR_REG_PMRCTL, c->caps.pmrctl | PMR_PMRCTL_EN);
 		c->caps.enabled = true;
 	}

@@ -68,14 +68,16 @@ static int parse_spec(const char *spec, struct fake_opts *o, char *err, size_t e
 	o->en = true;
 	o->pmrto = 1;
 	if (strlen(spec) >= sizeof(buf))
-		return pmr_errf(err, errlen, -ENAMETOOLONG, "fakepmr:%s: target too long", spec);
+		return pmr_errf(err, errlen, -ENAMETOOLONG, "fakepmr:%s: target too long",
+				spec);
 	snprintf(buf, sizeof(buf), "%s", spec);
 	opt = strchr(buf, ',');
 	if (opt)
 		*opt++ = '\0';
 	if (!buf[0] || strlen(buf) >= sizeof(o->path))
 		return pmr_errf(err, errlen, -EINVAL,
-				"fakepmr:%s: give a file path: fakepmr:PATH[,wbm=N]...", spec);
+				"fakepmr:%s: give a file path: fakepmr:PATH[,wbm=N]...",
+				spec);
 	memcpy(o->path, buf, strlen(buf) + 1); /* length checked above */
 	for (char *t = opt ? strtok_r(opt, ",", &save) : NULL; t;
 	     t = strtok_r(NULL, ",", &save)) {
@@ -107,10 +109,11 @@ static int parse_spec(const char *spec, struct fake_opts *o, char *err, size_t e
 	}
 	return 0;
 bad:
-	return pmr_errf(err, errlen, -EINVAL,
-			"fakepmr:%s: bad option: known are wbm=0..15, nrdy_ms=N, hsts=0..7, "
-			"pmrs=0|1, en=0|1, pmrto=0..255, pmrtu=0|1, enable",
-			spec);
+	return pmr_errf(
+	    err, errlen, -EINVAL,
+	    "fakepmr:%s: bad option: known are wbm=0..15, nrdy_ms=N, hsts=0..7, "
+	    "pmrs=0|1, en=0|1, pmrto=0..255, pmrtu=0|1, enable",
+	    spec);
 }
 
 static struct pmr_fake *ctrl_to_fake(struct pmr_ctrl *c)
@@ -124,8 +127,8 @@ static void set_registers(struct pmr_fake *f)
 
 	f->cap = o->pmrs ? 1ull << PMR_CAP_PMRS_BIT : 0;
 	/* RDS, WDS, BIR 4 (as QEMU), PMRTU, PMRWBM, PMRTO */
-	f->pmrcap = 1u << 3 | 1u << 4 | 4u << 5 | o->pmrtu << 8 | o->wbm << 10 |
-		    o->pmrto << 16;
+	f->pmrcap =
+	    1u << 3 | 1u << 4 | 4u << 5 | o->pmrtu << 8 | o->wbm << 10 | o->pmrto << 16;
 	f->pmrctl = o->en ? PMR_PMRCTL_EN : 0;
 	f->en_at_ms = pmr_now_ms();
 }
@@ -200,9 +203,10 @@ static void fake_commit(struct pmr_fake *f)
 		}
 		for (run = line; run < f->pending_hi && line_pending(f, run); run++)
 			;
-		rc = write_all(f->fd, f->r.base + line * LINE_BYTES,
-			       (size_t)((run - 1 - line) * LINE_BYTES + line_len(f, run - 1)),
-			       line * LINE_BYTES);
+		rc = write_all(
+		    f->fd, f->r.base + line * LINE_BYTES,
+		    (size_t)((run - 1 - line) * LINE_BYTES + line_len(f, run - 1)),
+		    line * LINE_BYTES);
 		if (rc && !f->commit_err)
 			f->commit_err = rc;
 		line = run;
@@ -264,10 +268,10 @@ static int fake_barrier_check(struct pmr_ctrl *c)
 }
 
 static const struct pmr_ctrl_ops fake_ctrl_ops = {
-	.reg_read32 = fake_read32,
-	.reg_write32 = fake_write32,
-	.pmr_read = fake_pmr_read,
-	.barrier_check = fake_barrier_check,
+    .reg_read32 = fake_read32,
+    .reg_write32 = fake_write32,
+    .pmr_read = fake_pmr_read,
+    .barrier_check = fake_barrier_check,
 };
 
 static void fake_copy_nodrain(struct pmr_region *r, uint64_t off, const void *src,
@@ -306,9 +310,9 @@ static void fake_close(struct pmr_region *r)
 }
 
 static const struct pmr_region_ops fake_region_ops = {
-	.copy_nodrain = fake_copy_nodrain,
-	.barrier = fake_barrier,
-	.close = fake_close,
+    .copy_nodrain = fake_copy_nodrain,
+    .barrier = fake_barrier,
+    .close = fake_close,
 };
 
 bool pmr_is_fake(const struct pmr_region *r)
@@ -348,12 +352,13 @@ static int load_shadow(struct pmr_fake *f, char *err, size_t errlen)
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return pmr_errf(err, errlen, -ENOMEM,
-				"%s: cannot allocate the %zu-byte shadow buffer", f->name, size);
+				"%s: cannot allocate the %zu-byte shadow buffer", f->name,
+				size);
 	f->r.base = p;
 	rc = read_all(f->fd, f->r.base, size, 0);
 	if (rc)
-		return pmr_errf(err, errlen, rc, "%s: reading the durable image: %s", f->name,
-				strerror(-rc));
+		return pmr_errf(err, errlen, rc, "%s: reading the durable image: %s",
+				f->name, strerror(-rc));
 	f->pending = calloc((size / LINE_BYTES + 1 + 63) / 64, sizeof(uint64_t));
 	if (!f->pending)
 		return pmr_errf(err, errlen, -ENOMEM, "out of memory");
@@ -397,7 +402,8 @@ int pmr_fake_open(const struct pmr_params *p, const char *spec, struct pmr_regio
 		goto cleanup;
 	f->r.size_bytes = f->file_bytes - f->file_bytes % LINE_BYTES;
 	if (f->r.size_bytes == 0) {
-		rc = pmr_errf(err, errlen, -EINVAL, "%s: file smaller than 64 bytes", f->name);
+		rc = pmr_errf(err, errlen, -EINVAL, "%s: file smaller than 64 bytes",
+			      f->name);
 		goto cleanup;
 	}
 	rc = load_shadow(f, err, errlen);

@@ -28,9 +28,9 @@ struct pmr_nvme {
 	char name[32];
 	volatile uint8_t *bar0;
 	size_t bar0_bytes;
-	uint8_t *data;         /* PMR BAR, write-combining (or uncached) */
+	uint8_t *data; /* PMR BAR, write-combining (or uncached) */
 	size_t data_bytes;
-	volatile uint8_t *uc;  /* first page of the PMR BAR, uncached */
+	volatile uint8_t *uc; /* first page of the PMR BAR, uncached */
 	size_t uc_bytes;
 	bool data_wc;
 };
@@ -68,15 +68,15 @@ static const char *pci_root(void)
 }
 
 static const struct pmr_ctrl_ops mmio_ops = {
-	.reg_read32 = mmio_read32,
-	.reg_write32 = mmio_write32,
-	.pmr_read = mmio_pmr_read,
+    .reg_read32 = mmio_read32,
+    .reg_write32 = mmio_write32,
+    .pmr_read = mmio_pmr_read,
 };
 
 /* "0000:00:04.0" or "00:04.0"; only hex digits, ':' and '.' (it becomes a
  * sysfs path). */
-static int parse_spec(const char *spec, char *bdf, size_t bdflen, bool *enable,
-		      char *err, size_t errlen)
+static int parse_spec(const char *spec, char *bdf, size_t bdflen, bool *enable, char *err,
+		      size_t errlen)
 {
 	char buf[64];
 	char *opt, *save = NULL;
@@ -89,13 +89,15 @@ static int parse_spec(const char *spec, char *bdf, size_t bdflen, bool *enable,
 	opt = strchr(buf, ',');
 	if (opt) {
 		*opt++ = '\0';
-		for (char *o = strtok_r(opt, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		for (char *o = strtok_r(opt, ",", &save); o;
+		     o = strtok_r(NULL, ",", &save)) {
 			if (strcmp(o, "enable") == 0)
 				*enable = true;
 			else
-				return pmr_errf(err, errlen, -EINVAL,
-						"pmr:%s: unknown option \"%s\" (known: enable)",
-						spec, o);
+				return pmr_errf(
+				    err, errlen, -EINVAL,
+				    "pmr:%s: unknown option \"%s\" (known: enable)", spec,
+				    o);
 		}
 	}
 	if (sscanf(buf, "%4x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn, &tail) == 4) {
@@ -103,14 +105,15 @@ static int parse_spec(const char *spec, char *bdf, size_t bdflen, bool *enable,
 	} else if (sscanf(buf, "%2x:%2x.%1x%c", &bus, &dev, &fn, &tail) == 3) {
 		dom = 0;
 	} else {
-		return pmr_errf(err, errlen, -EINVAL,
-				"pmr:%s: not a PCI address: write it as DOMAIN:BUS:DEV.FN, "
-				"e.g. pmr:0000:00:04.0 (see `lspci -D`)",
-				spec);
+		return pmr_errf(
+		    err, errlen, -EINVAL,
+		    "pmr:%s: not a PCI address: write it as DOMAIN:BUS:DEV.FN, "
+		    "e.g. pmr:0000:00:04.0 (see `lspci -D`)",
+		    spec);
 	}
 	if (dev > 0x1f || fn > 7)
-		return pmr_errf(err, errlen, -EINVAL, "pmr:%s: device or function out of range",
-				spec);
+		return pmr_errf(err, errlen, -EINVAL,
+				"pmr:%s: device or function out of range", spec);
 	snprintf(bdf, bdflen, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
 	return 0;
 }
@@ -133,34 +136,39 @@ static int check_device(const char *bdf, char *err, size_t errlen)
 		return pmr_errf(err, errlen, rc ? rc : -EIO,
 				"pmr:%s: cannot read the PCI class from %s", bdf, path);
 	if ((cls >> 8) != 0x0108)
-		return pmr_errf(err, errlen, -ENODEV,
-				"pmr:%s: not an NVMe controller (PCI class 0x%06llx, NVMe "
-				"is 0x0108xx): check the address with `lspci -D`",
-				bdf, (unsigned long long)cls);
+		return pmr_errf(
+		    err, errlen, -ENODEV,
+		    "pmr:%s: not an NVMe controller (PCI class 0x%06llx, NVMe "
+		    "is 0x0108xx): check the address with `lspci -D`",
+		    bdf, (unsigned long long)cls);
 	return 0;
 }
 
-int pmr_nvme_mmap_error(const char *bdf, const char *file, int rc, char *err, size_t errlen)
+int pmr_nvme_mmap_error(const char *bdf, const char *file, int rc, char *err,
+			size_t errlen)
 {
 	if (rc == -EINVAL)
-		return pmr_errf(err, errlen, rc,
-				"pmr:%s: mmap of %s refused (EINVAL): the kernel "
-				"(CONFIG_IO_STRICT_DEVMEM) blocks BAR access while a driver "
-				"owns the controller: boot with iomem=relaxed, or unbind the "
-				"nvme driver from %s: echo %s > /sys/bus/pci/drivers/nvme/unbind",
-				bdf, file, bdf, bdf);
+		return pmr_errf(
+		    err, errlen, rc,
+		    "pmr:%s: mmap of %s refused (EINVAL): the kernel "
+		    "(CONFIG_IO_STRICT_DEVMEM) blocks BAR access while a driver "
+		    "owns the controller: boot with iomem=relaxed, or unbind the "
+		    "nvme driver from %s: echo %s > /sys/bus/pci/drivers/nvme/unbind",
+		    bdf, file, bdf, bdf);
 	if (rc == -EPERM || rc == -EACCES)
-		return pmr_errf(err, errlen, rc,
-				"pmr:%s: mmap of %s not permitted: run as root (needs "
-				"CAP_SYS_ADMIN and CAP_SYS_RAWIO; a kernel in lockdown mode "
-				"refuses PCI BAR access to everyone)",
-				bdf, file);
-	return pmr_errf(err, errlen, rc, "pmr:%s: mmap of %s: %s", bdf, file, strerror(-rc));
+		return pmr_errf(
+		    err, errlen, rc,
+		    "pmr:%s: mmap of %s not permitted: run as root (needs "
+		    "CAP_SYS_ADMIN and CAP_SYS_RAWIO; a kernel in lockdown mode "
+		    "refuses PCI BAR access to everyone)",
+		    bdf, file);
+	return pmr_errf(err, errlen, rc, "pmr:%s: mmap of %s: %s", bdf, file,
+			strerror(-rc));
 }
 
 /* Map @len bytes (0: the whole file) of a sysfs BAR file. */
-static int map_bar(const char *bdf, const char *res, bool writable, size_t len, void **addr,
-		   size_t *mapped, char *err, size_t errlen)
+static int map_bar(const char *bdf, const char *res, bool writable, size_t len,
+		   void **addr, size_t *mapped, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -172,9 +180,10 @@ static int map_bar(const char *bdf, const char *res, bool writable, size_t len, 
 	if (fd < 0) {
 		rc = -errno;
 		if (rc == -EACCES || rc == -EPERM)
-			return pmr_errf(err, errlen, rc,
-					"pmr:%s: cannot open %s: permission denied: run as root",
-					bdf, path);
+			return pmr_errf(
+			    err, errlen, rc,
+			    "pmr:%s: cannot open %s: permission denied: run as root", bdf,
+			    path);
 		return pmr_errf(err, errlen, rc, "pmr:%s: cannot open %s: %s", bdf, path,
 				strerror(-rc));
 	}
@@ -236,9 +245,10 @@ static int attach(struct pmr_nvme *n, const char *spec, bool writable, bool *ena
 		return rc;
 	if (n->bar0_bytes < PMR_BAR0_MIN) {
 		munmap(p, n->bar0_bytes);
-		return pmr_errf(err, errlen, -ENODEV,
-				"pmr:%s: BAR0 is only %zu bytes: not an NVMe register block",
-				n->bdf, n->bar0_bytes);
+		return pmr_errf(
+		    err, errlen, -ENODEV,
+		    "pmr:%s: BAR0 is only %zu bytes: not an NVMe register block", n->bdf,
+		    n->bar0_bytes);
 	}
 	n->bar0 = p;
 	n->c.ops = &mmio_ops;
@@ -287,9 +297,9 @@ static void nvme_close(struct pmr_region *r)
 }
 
 static const struct pmr_region_ops nvme_ops = {
-	.copy_nodrain = nvme_copy_nodrain,
-	.barrier = nvme_barrier,
-	.close = nvme_close,
+    .copy_nodrain = nvme_copy_nodrain,
+    .barrier = nvme_barrier,
+    .close = nvme_close,
 };
 
 static int map_data(struct pmr_nvme *n, bool readonly, char *err, size_t errlen)
@@ -352,7 +362,8 @@ int pmr_nvme_open(const struct pmr_params *p, const char *spec, struct pmr_regio
 	pmr_ctrl_fill_info(&n->c, info);
 	if (!n->data_wc)
 		snprintf(info->barrier + strlen(info->barrier),
-			 sizeof(info->barrier) - strlen(info->barrier), " (uncached map)");
+			 sizeof(info->barrier) - strlen(info->barrier),
+			 " (uncached map)");
 	info->emulated = false;
 	*out = &n->r;
 	return 0;

@@ -107,15 +107,15 @@ static void pmem_close(struct pmr_region *r)
 }
 
 static const struct pmr_region_ops pmem_ops = {
-	.copy_nodrain = pmem_copy_nodrain,
-	.barrier = pmem_barrier,
-	.close = pmem_close,
+    .copy_nodrain = pmem_copy_nodrain,
+    .barrier = pmem_barrier,
+    .close = pmem_close,
 };
 
 static const struct pmr_region_ops page_ops = {
-	.copy_nodrain = page_copy_nodrain,
-	.barrier = page_barrier,
-	.close = pmem_close,
+    .copy_nodrain = page_copy_nodrain,
+    .barrier = page_barrier,
+    .close = pmem_close,
 };
 
 /* libpmem2 returns -errno or its own PMEM2_E_* codes; callers get -errno. */
@@ -147,8 +147,8 @@ static const char *gran_name(enum pmem2_granularity g)
 }
 
 /* Open (and for files: create or extend) the target; returns the fd. */
-int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax,
-		       char *err, size_t errlen)
+int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, char *err,
+		  size_t errlen)
 {
 	int flags = (p->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	struct stat st;
@@ -161,15 +161,18 @@ int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax,
 		rc = -errno;
 		if (rc == -ENOENT)
 			return pmr_errf(err, errlen, rc,
-					"%s: no such file (give a size to create it)", path);
+					"%s: no such file (give a size to create it)",
+					path);
 		if (rc == -EACCES || rc == -EPERM)
-			return pmr_errf(err, errlen, rc,
-					"%s: permission denied: run as a user who may %s it "
-					"(device-DAX usually needs root)",
-					path, p->readonly ? "read" : "write");
+			return pmr_errf(
+			    err, errlen, rc,
+			    "%s: permission denied: run as a user who may %s it "
+			    "(device-DAX usually needs root)",
+			    path, p->readonly ? "read" : "write");
 		if (rc == -EEXIST)
 			return pmr_errf(err, errlen, rc,
-					"%s: already exists (exclusive create asked)", path);
+					"%s: already exists (exclusive create asked)",
+					path);
 		return pmr_errf(err, errlen, rc, "%s: open: %s", path, strerror(-rc));
 	}
 	if (fstat(fd, &st) != 0) {
@@ -192,14 +195,15 @@ int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax,
 		rc = posix_fallocate(fd, 0, (off_t)p->create_bytes);
 		if (rc) {
 			close(fd);
-			return pmr_errf(err, errlen, -rc,
-					"%s: cannot allocate %llu bytes: %s", path,
-					(unsigned long long)p->create_bytes, strerror(rc));
+			return pmr_errf(
+			    err, errlen, -rc, "%s: cannot allocate %llu bytes: %s", path,
+			    (unsigned long long)p->create_bytes, strerror(rc));
 		}
 	} else if (S_ISREG(st.st_mode) && st.st_size == 0) {
 		close(fd);
 		return pmr_errf(err, errlen, -EINVAL,
-				"%s: empty file: give a size to create or extend it", path);
+				"%s: empty file: give a size to create or extend it",
+				path);
 	}
 	return fd;
 }
@@ -229,9 +233,10 @@ static int map_region(struct pmr_pmem *m, const struct pmr_params *p, const char
 	if (align)
 		size -= size % align;
 	if (size == 0) {
-		ret = pmr_errf(err, errlen, -EINVAL,
-			       "%s: smaller than one mapping unit (%zu bytes): make it larger",
-			       path, align);
+		ret = pmr_errf(
+		    err, errlen, -EINVAL,
+		    "%s: smaller than one mapping unit (%zu bytes): make it larger", path,
+		    align);
 		goto cleanup_src;
 	}
 	/* PAGE is the weakest: every file maps, and the mapping reports what
@@ -291,15 +296,17 @@ int pmr_pmem_open(const struct pmr_params *p, const char *path, bool devdax,
 	info = &m->r.info;
 	info->kind = devdax ? PMR_KIND_DEVDAX : PMR_KIND_PMEM;
 	info->size_bytes = m->r.size_bytes;
-	snprintf(info->kind_name, sizeof(info->kind_name), "%s", devdax ? "devdax" : "pmem");
+	snprintf(info->kind_name, sizeof(info->kind_name), "%s",
+		 devdax ? "devdax" : "pmem");
 	snprintf(info->granularity, sizeof(info->granularity), "%s", gran_name(m->gran));
 	snprintf(info->barrier, sizeof(info->barrier), "%s",
 		 m->gran == PMEM2_GRANULARITY_PAGE ? "msync" : "pmem2 drain");
 	/* A forced granularity on a file that is not DAX makes libpmem2 use
 	 * the pmem instructions on page cache: right for measuring their CPU
 	 * cost, wrong for any durability claim. */
-	info->emulated = m->gran == PMEM2_GRANULARITY_PAGE ||
-			 (!devdax && getenv("PMEM2_FORCE_GRANULARITY") && !file_is_dax(m->fd));
+	info->emulated =
+	    m->gran == PMEM2_GRANULARITY_PAGE ||
+	    (!devdax && getenv("PMEM2_FORCE_GRANULARITY") && !file_is_dax(m->fd));
 	info->durable = true;
 	info->pmrwbm = 0;
 	*out = &m->r;

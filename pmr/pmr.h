@@ -42,24 +42,25 @@ struct pmr_params {
 	const char *target;
 	uint64_t create_bytes; /* pmem:/fakepmr: create or extend the file to this size */
 	bool readonly;
-	bool enable;           /* pmr: set PMRCTL.EN if the PMR is disabled */
-	bool create_excl;      /* with create_bytes: fail with -EEXIST if the file exists */
+	bool enable;	  /* pmr: set PMRCTL.EN if the PMR is disabled */
+	bool create_excl; /* with create_bytes: fail with -EEXIST if the file exists */
 };
 
 struct pmr_info {
 	enum pmr_kind kind;
 	uint64_t size_bytes;
-	char kind_name[16];    /* "pmem", "devdax", "pmr", "fakepmr" */
-	char granularity[16];  /* "byte", "cache-line", "page" */
-	char barrier[64];      /* e.g. "pmem2 drain", "sfence + PMRSTS read" */
-	bool emulated;         /* not real persistent media */
-	bool durable;          /* a barrier makes stores persistent */
-	uint32_t pmrwbm;       /* NVMe/fake PMR: write barrier mechanism bits */
+	char kind_name[16];   /* "pmem", "devdax", "pmr", "fakepmr" */
+	char granularity[16]; /* "byte", "cache-line", "page" */
+	char barrier[64];     /* e.g. "pmem2 drain", "sfence + PMRSTS read" */
+	bool emulated;	      /* not real persistent media */
+	bool durable;	      /* a barrier makes stores persistent */
+	uint32_t pmrwbm;      /* NVMe/fake PMR: write barrier mechanism bits */
 };
 
 /* Open a region. Returns 0, or -errno / a negative code with @err saying what
  * is wrong and what to do (no PMR, PMR disabled, strict devmem, permission). */
-int pmr_open(const struct pmr_params *p, struct pmr_region **out, char *err, size_t errlen);
+int pmr_open(const struct pmr_params *p, struct pmr_region **out, char *err,
+	     size_t errlen);
 void pmr_close(struct pmr_region *r);
 
 uint8_t *pmr_base(const struct pmr_region *r);
@@ -80,20 +81,20 @@ int pmr_barrier(struct pmr_region *r);
  * never changes the device.
  */
 struct pmr_caps {
-	uint64_t cap;          /* CAP (offset 0) */
+	uint64_t cap; /* CAP (offset 0) */
 	uint32_t pmrcap, pmrctl, pmrsts, pmrebs, pmrswtp;
-	bool pmrs;             /* CAP.PMRS: the controller has a PMR */
-	bool rds, wds, cmss;   /* PMRCAP: read/write data support, memory space */
-	unsigned bir;          /* PMRCAP.BIR: BAR holding the PMR */
-	unsigned pmrtu;        /* PMRCAP.PMRTU: 0 = 500 ms units, 1 = minutes */
-	unsigned pmrto;        /* PMRCAP.PMRTO: enable timeout in PMRTU units */
-	unsigned pmrwbm;       /* PMRCAP.PMRWBM bits 13:10 */
-	bool enabled;          /* PMRCTL.EN */
-	bool nrdy, cbai;       /* PMRSTS.NRDY, PMRSTS.CBAI */
-	unsigned hsts, err;    /* PMRSTS.HSTS (0 = normal), PMRSTS.ERR */
-	uint64_t timeout_ms;   /* enable timeout decoded from PMRTO/PMRTU */
+	bool pmrs;		   /* CAP.PMRS: the controller has a PMR */
+	bool rds, wds, cmss;	   /* PMRCAP: read/write data support, memory space */
+	unsigned bir;		   /* PMRCAP.BIR: BAR holding the PMR */
+	unsigned pmrtu;		   /* PMRCAP.PMRTU: 0 = 500 ms units, 1 = minutes */
+	unsigned pmrto;		   /* PMRCAP.PMRTO: enable timeout in PMRTU units */
+	unsigned pmrwbm;	   /* PMRCAP.PMRWBM bits 13:10 */
+	bool enabled;		   /* PMRCTL.EN */
+	bool nrdy, cbai;	   /* PMRSTS.NRDY, PMRSTS.CBAI */
+	unsigned hsts, err;	   /* PMRSTS.HSTS (0 = normal), PMRSTS.ERR */
+	uint64_t timeout_ms;	   /* enable timeout decoded from PMRTO/PMRTU */
 	uint64_t elasticity_bytes; /* PMREBS: buffer size decoded (0 if none) */
-	uint64_t bar_bytes;    /* size of BAR <bir> (0 if unknown) */
+	uint64_t bar_bytes;	   /* size of BAR <bir> (0 if unknown) */
 };
 
 /* Read and decode the PMR registers of a pmr:BDF or fakepmr: target. Returns
@@ -106,7 +107,7 @@ const char *pmr_wbm_name(unsigned pmrwbm);
 
 /* What a simulated power loss does to stores made since the last barrier. */
 enum pmr_loss_mode {
-	PMR_LOSS_DROP_ALL = 0,    /* every pending store is lost */
+	PMR_LOSS_DROP_ALL = 0,	  /* every pending store is lost */
 	PMR_LOSS_KEEP_SUBSET = 1, /* each pending 64-byte line survives or not */
 	PMR_LOSS_TEAR_WORDS = 2,  /* each 8-byte word of a pending line survives or not */
 };

@@ -25,30 +25,30 @@ struct pmr_region {
 	const struct pmr_region_ops *ops;
 	uint8_t *base;
 	uint64_t size_bytes;
-	bool readonly;         /* mapped without write access: copies refused */
+	bool readonly; /* mapped without write access: copies refused */
 	struct pmr_info info;
 };
 
 /* NVMe controller register offsets (NVMe 1.4, section 3.1). */
-#define PMR_REG_CAP     0x0000u
-#define PMR_REG_PMRCAP  0x0e00u
-#define PMR_REG_PMRCTL  0x0e04u
-#define PMR_REG_PMRSTS  0x0e08u
-#define PMR_REG_PMREBS  0x0e0cu
+#define PMR_REG_CAP	0x0000u
+#define PMR_REG_PMRCAP	0x0e00u
+#define PMR_REG_PMRCTL	0x0e04u
+#define PMR_REG_PMRSTS	0x0e08u
+#define PMR_REG_PMREBS	0x0e0cu
 #define PMR_REG_PMRSWTP 0x0e10u
-#define PMR_BAR0_MIN    0x1000u /* registers we touch lie below this */
+#define PMR_BAR0_MIN	0x1000u /* registers we touch lie below this */
 
 #define PMR_CAP_PMRS_BIT 56
-#define PMR_PMRCTL_EN    0x1u
-#define PMR_PMRSTS_NRDY  (1u << 8)
+#define PMR_PMRCTL_EN	 0x1u
+#define PMR_PMRSTS_NRDY	 (1u << 8)
 
 /* PMRWBM bits: which read makes earlier PMR writes persistent. */
 #define PMR_WBM_PMR_READ    0x1u
 #define PMR_WBM_PMRSTS_READ 0x2u
 
 enum pmr_barrier_kind {
-	PMR_BARRIER_NONE = 0,    /* PMRWBM offers nothing: not durable */
-	PMR_BARRIER_PMRSTS = 1,  /* SFENCE, then read PMRSTS */
+	PMR_BARRIER_NONE = 0,	 /* PMRWBM offers nothing: not durable */
+	PMR_BARRIER_PMRSTS = 1,	 /* SFENCE, then read PMRSTS */
 	PMR_BARRIER_PMR_READ = 2 /* SFENCE, then read from the PMR */
 };
 
@@ -70,10 +70,10 @@ struct pmr_ctrl_ops {
 
 struct pmr_ctrl {
 	const struct pmr_ctrl_ops *ops;
-	const char *name;      /* for messages: "pmr:0000:00:04.0" */
+	const char *name; /* for messages: "pmr:0000:00:04.0" */
 	struct pmr_caps caps;
 	enum pmr_barrier_kind barrier;
-	int failed;            /* sticky barrier error (-EIO), 0 while healthy */
+	int failed; /* sticky barrier error (-EIO), 0 while healthy */
 };
 
 /* Read CAP and the PMR registers through the seam and decode them. */
@@ -119,7 +119,7 @@ int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, cha
 
 /* snprintf into @err (if any); returns @rc so callers can `return pmr_errf(...)`. */
 int pmr_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* Parse "N" (decimal or 0x hex) into *v; false on junk or overflow. */
 bool pmr_parse_u64(const char *s, uint64_t *v);

@@ -35,18 +35,18 @@
 /* room for a PATH_MAX path plus the sysfs attribute appended to it */
 #define PROBE_PATH (PATH_MAX + 512)
 
-#define PROBE_STATX_DIOALIGN      0x00002000u
+#define PROBE_STATX_DIOALIGN	  0x00002000u
 #define PROBE_STATX_WRITE_ATOMIC  0x00010000u
-#define PROBE_STATX_ATTR_DAX      0x00200000ull
-#define PROBE_STATX_ATTR_ATOMIC   0x00400000ull
-#define PROBE_STATX_OFF_MASK      0x00
-#define PROBE_STATX_OFF_ATTR      0x08
+#define PROBE_STATX_ATTR_DAX	  0x00200000ull
+#define PROBE_STATX_ATTR_ATOMIC	  0x00400000ull
+#define PROBE_STATX_OFF_MASK	  0x00
+#define PROBE_STATX_OFF_ATTR	  0x08
 #define PROBE_STATX_OFF_ATTR_MASK 0x38
-#define PROBE_STATX_OFF_DIO_MEM   0x98
-#define PROBE_STATX_OFF_DIO_OFF   0x9c
-#define PROBE_STATX_OFF_AWU_MIN   0xa8
-#define PROBE_STATX_OFF_AWU_MAX   0xac
-#define PROBE_STATX_OFF_AW_SEGS   0xb0
+#define PROBE_STATX_OFF_DIO_MEM	  0x98
+#define PROBE_STATX_OFF_DIO_OFF	  0x9c
+#define PROBE_STATX_OFF_AWU_MIN	  0xa8
+#define PROBE_STATX_OFF_AWU_MAX	  0xac
+#define PROBE_STATX_OFF_AW_SEGS	  0xb0
 
 static void set_str(json_t *o, const char *key, const char *val)
 {
@@ -93,7 +93,8 @@ static int target_error(const char *target, int rc, char *err, size_t errlen)
 	if (rc == -ENOENT)
 		return pmr_errf(err, errlen, rc, "%s: no such file or device", target);
 	if (rc == -EACCES || rc == -EPERM)
-		return pmr_errf(err, errlen, rc, "%s: permission denied: run as root", target);
+		return pmr_errf(err, errlen, rc, "%s: permission denied: run as root",
+				target);
 	return pmr_errf(err, errlen, rc, "%s: %s", target, strerror(-rc));
 }
 
@@ -116,7 +117,8 @@ static json_t *caps_json(const struct pmr_caps *k)
 	set_int(o, "bar_bytes", (long long)k->bar_bytes);
 	set_int(o, "pmrwbm", k->pmrwbm);
 	set_str(o, "write_barrier", pmr_wbm_name(k->pmrwbm));
-	set_bool(o, "durability_possible", k->pmrwbm & (PMR_WBM_PMR_READ | PMR_WBM_PMRSTS_READ));
+	set_bool(o, "durability_possible",
+		 k->pmrwbm & (PMR_WBM_PMR_READ | PMR_WBM_PMRSTS_READ));
 	set_int(o, "pmrtu", k->pmrtu);
 	set_int(o, "pmrto", k->pmrto);
 	set_int(o, "enable_timeout_ms", (long long)k->timeout_ms);
@@ -186,8 +188,8 @@ static int probe_pmr(const char *target, json_t *o, char *err, size_t errlen)
 		/* pmr_query_caps accepted it, so it is a well-formed BDF */
 		int len = (int)strcspn(target + 4, ",");
 
-		snprintf(bdf, sizeof(bdf), "%s%.*s", len == 7 ? "0000:" : "", len > 12 ? 12 : len,
-			 target + 4); /* 7: the short form BB:DD.F */
+		snprintf(bdf, sizeof(bdf), "%s%.*s", len == 7 ? "0000:" : "",
+			 len > 12 ? 12 : len, target + 4); /* 7: the short form BB:DD.F */
 		pci_facts(o, bdf);
 	}
 	json_object_set_new(o, "pmr", caps_json(&caps));
@@ -213,7 +215,8 @@ static void mount_facts(json_t *o, const char *path, dev_t dev)
 		unsigned maj, min;
 		size_t len;
 
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s %1023s", &maj, &min, mp, opts) != 4)
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s %1023s", &maj, &min, mp,
+			   opts) != 4)
 			continue;
 		dash = strstr(line, " - ");
 		if (!dash || sscanf(dash, " - %63s %4095s", type, src) != 2)
@@ -221,8 +224,8 @@ static void mount_facts(json_t *o, const char *path, dev_t dev)
 		if (makedev(maj, min) != dev)
 			continue;
 		len = strlen(mp);
-		if (strncmp(real, mp, len) != 0 || (real[len] != '/' && real[len] != '\0' &&
-						    strcmp(mp, "/") != 0))
+		if (strncmp(real, mp, len) != 0 ||
+		    (real[len] != '/' && real[len] != '\0' && strcmp(mp, "/") != 0))
 			continue;
 		if (len < strlen(best_mp))
 			continue;
@@ -232,8 +235,8 @@ static void mount_facts(json_t *o, const char *path, dev_t dev)
 		/* superblock options (after the source) carry dax= */
 		snprintf(best_src, sizeof(best_src), "%s", src);
 		if (strstr(dash, "dax"))
-			snprintf(best_opts + strlen(best_opts), sizeof(best_opts) - strlen(best_opts),
-				 ",dax");
+			snprintf(best_opts + strlen(best_opts),
+				 sizeof(best_opts) - strlen(best_opts), ",dax");
 	}
 	fclose(f);
 	if (!best_mp[0])
@@ -276,7 +279,8 @@ static void statx_facts(json_t *o, const char *path)
 		set_int(o, "atomic_write_unit_max", awu_max);
 		set_int(o, "atomic_write_segments_max", aw_segs);
 	} else {
-		set_str(o, "atomic_write", "not reported by this kernel (statx STATX_WRITE_ATOMIC)");
+		set_str(o, "atomic_write",
+			"not reported by this kernel (statx STATX_WRITE_ATOMIC)");
 	}
 }
 
@@ -298,7 +302,7 @@ static void odirect_fact(json_t *o, const char *path)
 static void pmem2_fact(json_t *o, const char *path)
 {
 	char target[PATH_MAX + 8], err[512];
-	struct pmr_params p = { .target = target, .readonly = true };
+	struct pmr_params p = {.target = target, .readonly = true};
 	struct pmr_region *r;
 	struct pmr_info info;
 	int rc;
@@ -323,7 +327,8 @@ static void fs_facts(json_t *o, const char *path, const struct stat *st)
 	if (statfs(path, &sfs) == 0) {
 		set_hex(o, "statfs_type", (unsigned long long)sfs.f_type);
 		set_int(o, "fs_block_bytes", (long long)sfs.f_bsize);
-		set_int(o, "fs_free_bytes", (long long)sfs.f_bavail * (long long)sfs.f_bsize);
+		set_int(o, "fs_free_bytes",
+			(long long)sfs.f_bavail * (long long)sfs.f_bsize);
 	}
 	mount_facts(o, path, st->st_dev);
 	statx_facts(o, path);
@@ -402,8 +407,8 @@ static void probe_identify(json_t *o, const char *path, bool ctrl_only)
 	if (rc) {
 		set_str(o, "nvme_identify_error",
 			rc < 0 ? (errno == EACCES || errno == EPERM
-					  ? "permission denied: run as root"
-					  : strerror(errno))
+				      ? "permission denied: run as root"
+				      : strerror(errno))
 			       : "controller returned an NVMe error status");
 		goto out;
 	}
@@ -419,13 +424,15 @@ static void probe_identify(json_t *o, const char *path, bool ctrl_only)
 	/* every NVMe write command has FUA; whether the kernel uses it is
 	 * queue/fua */
 	set_bool(n, "fua", true);
-	if (ctrl_only || nvme_get_nsid(fd, &nsid) != 0 || nvme_identify_ns(fd, nsid, &ns) != 0)
+	if (ctrl_only || nvme_get_nsid(fd, &nsid) != 0 ||
+	    nvme_identify_ns(fd, nsid, &ns) != 0)
 		goto out;
 	set_int(n, "nsid", nsid);
 	lba_shift = ns.lbaf[ns.flbas & 0xfu].ds;
 	if (lba_shift >= 9 && lba_shift < 32) {
 		set_int(n, "lba_bytes", 1ll << lba_shift);
-		set_int(n, "awupf_bytes", (long long)(le16toh(id.awupf) + 1) << lba_shift);
+		set_int(n, "awupf_bytes",
+			(long long)(le16toh(id.awupf) + 1) << lba_shift);
 	}
 	if (ns.nsfeat & 0x2u) { /* NSABP: namespace atomic fields valid */
 		set_int(n, "nawun_blocks", le16toh(ns.nawun) + 1);
@@ -453,11 +460,22 @@ static void probe_identify(json_t *o, const char *path, bool ctrl_only)
 static void queue_facts(json_t *o, const char *sysdir)
 {
 	static const char *const attrs[] = {
-		"logical_block_size", "physical_block_size", "minimum_io_size",
-		"optimal_io_size", "write_cache", "fua", "rotational", "dax",
-		"atomic_write_unit_min_bytes", "atomic_write_unit_max_bytes",
-		"atomic_write_max_bytes", "atomic_write_boundary_bytes",
-		"max_hw_sectors_kb", "nr_requests", "scheduler", "zoned",
+	    "logical_block_size",
+	    "physical_block_size",
+	    "minimum_io_size",
+	    "optimal_io_size",
+	    "write_cache",
+	    "fua",
+	    "rotational",
+	    "dax",
+	    "atomic_write_unit_min_bytes",
+	    "atomic_write_unit_max_bytes",
+	    "atomic_write_max_bytes",
+	    "atomic_write_boundary_bytes",
+	    "max_hw_sectors_kb",
+	    "nr_requests",
+	    "scheduler",
+	    "zoned",
 	};
 	char qdir[PROBE_PATH + 16];
 	json_t *q = json_object();
@@ -515,9 +533,10 @@ static int probe_chardev(const char *path, const struct stat *st, json_t *o, cha
 	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u", major(st->st_rdev),
 		 minor(st->st_rdev));
 	if (!realpath(sys, real))
-		return pmr_errf(err, errlen, -ENODEV,
-				"%s: a character device pmwal does not know (not DAX, not NVMe)",
-				path);
+		return pmr_errf(
+		    err, errlen, -ENODEV,
+		    "%s: a character device pmwal does not know (not DAX, not NVMe)",
+		    path);
 	name = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
 	if (strncmp(name, "dax", 3) == 0) {
 		set_str(o, "kind", "devdax");
@@ -538,7 +557,8 @@ static int probe_chardev(const char *path, const struct stat *st, json_t *o, cha
 		return 0;
 	}
 	return pmr_errf(err, errlen, -ENODEV,
-			"%s: a character device pmwal does not know (not DAX, not NVMe)", path);
+			"%s: a character device pmwal does not know (not DAX, not NVMe)",
+			path);
 }
 
 /* ---- listing ----------------------------------------------------------- */
@@ -651,7 +671,8 @@ static void list_pmem(json_t *top)
 		snprintf(dir, sizeof(dir), "/sys/class/block/%s/size", e->d_name);
 		snprintf(dev, sizeof(dev), "/dev/%s", e->d_name);
 		set_str(x, "path", dev);
-		if (pmr_read_file(dir, buf, sizeof(buf)) == 0 && pmr_parse_u64(buf, &sectors))
+		if (pmr_read_file(dir, buf, sizeof(buf)) == 0 &&
+		    pmr_parse_u64(buf, &sectors))
 			set_int(x, "size_bytes", (long long)(sectors * 512u));
 		json_array_append_new(arr, x);
 	}
@@ -723,7 +744,8 @@ int pmr_probe(const char *target, json_t **out, char *err, size_t errlen)
 	else if (S_ISREG(st.st_mode))
 		rc = probe_file(path, &st, o);
 	else
-		rc = pmr_errf(err, errlen, -ENODEV, "%s: not a file, directory or device", path);
+		rc = pmr_errf(err, errlen, -ENODEV, "%s: not a file, directory or device",
+			      path);
 done:
 	if (rc) {
 		json_decref(o);
@@ -747,7 +769,8 @@ static void print_object(FILE *f, const json_t *obj, int indent)
 	const char *key;
 	json_t *v;
 
-	json_object_foreach((json_t *)obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		fprintf(f, "%*s%s:", indent, "", key);
 		if (json_is_object(v) || json_is_array(v)) {
 			fputc('\n', f);
@@ -771,7 +794,8 @@ static void print_value(FILE *f, const json_t *v, int indent)
 	case JSON_ARRAY:
 		if (json_array_size(v) == 0)
 			fprintf(f, "%*s(none)\n", indent, "");
-		json_array_foreach((json_t *)v, i, e) {
+		json_array_foreach((json_t *)v, i, e)
+		{
 			if (json_is_object(e)) {
 				fprintf(f, "%*s-\n", indent, "");
 				print_object(f, e, indent + 2);

@@ -80,7 +80,8 @@ static bool has_prefix(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-int pmr_open(const struct pmr_params *p, struct pmr_region **out, char *err, size_t errlen)
+int pmr_open(const struct pmr_params *p, struct pmr_region **out, char *err,
+	     size_t errlen)
 {
 	const char *t;
 

@@ -52,10 +52,10 @@ static int open_fake(const char *opts, bool enable, bool readonly, struct pmr_re
 {
 	char target[256];
 	struct pmr_params p = {
-		.target = target,
-		.create_bytes = readonly ? 0 : REGION_BYTES,
-		.enable = enable,
-		.readonly = readonly,
+	    .target = target,
+	    .create_bytes = readonly ? 0 : REGION_BYTES,
+	    .enable = enable,
+	    .readonly = readonly,
 	};
 
 	snprintf(target, sizeof(target), "fakepmr:%s/pmr%s", dir, opts);
@@ -212,13 +212,15 @@ static void lose_and_check(int mode, uint64_t seed, unsigned *kept, unsigned *dr
 		} else if (memcmp(line, old + l * 64, 64) == 0) {
 			(*dropped)++;
 		} else {
-			cr_assert_eq(mode, PMR_LOSS_TEAR_WORDS, "line %u is neither old nor new", l);
+			cr_assert_eq(mode, PMR_LOSS_TEAR_WORDS,
+				     "line %u is neither old nor new", l);
 			for (unsigned w = 0; w < 8; w++) {
 				size_t o = l * 64 + w * 8;
 
 				cr_assert(memcmp(p + o, new + o, 8) == 0 ||
-						  memcmp(p + o, old + o, 8) == 0,
-					  "word %u of line %u is neither old nor new", w, l);
+					      memcmp(p + o, old + o, 8) == 0,
+					  "word %u of line %u is neither old nor new", w,
+					  l);
 			}
 			(*torn)++;
 		}
@@ -327,7 +329,8 @@ Test(fakepmr, nrdy_past_pmrto_times_out)
 	uint64_t t0 = now_ms(), took;
 
 	/* PMRTO=1 in 500 ms units: give up after half a second */
-	cr_assert_eq(open_fake(",en=0,nrdy_ms=3000,pmrto=1", true, false, &r), -ETIMEDOUT);
+	cr_assert_eq(open_fake(",en=0,nrdy_ms=3000,pmrto=1", true, false, &r),
+		     -ETIMEDOUT);
 	took = now_ms() - t0;
 	cr_assert_geq(took, 500);
 	cr_assert_lt(took, 2500);
@@ -345,15 +348,15 @@ Test(fakepmr, bad_health_is_refused)
 	cr_assert_not_null(strstr(err, "unreliable"), "%s", err);
 	cr_assert_eq(open_fake(",hsts=2", false, false, &r), -EROFS);
 	cr_assert_not_null(strstr(err, "read-only"), "%s", err);
-	cr_assert_eq(open_fake(",hsts=2", false, true, &r), 0, "read-only health allows reading: %s",
-		     err);
+	cr_assert_eq(open_fake(",hsts=2", false, true, &r), 0,
+		     "read-only health allows reading: %s", err);
 	pmr_close(r);
 }
 
 Test(fakepmr, health_error_fails_barriers_for_good)
 {
 	struct pmr_region *r;
-	uint8_t buf[64] = { 1 };
+	uint8_t buf[64] = {1};
 
 	cr_assert_eq(open_fake("", false, false, &r), 0, "%s", err);
 	pmr_copy_nodrain(r, 0, buf, sizeof(buf));

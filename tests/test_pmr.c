@@ -68,9 +68,9 @@ static int open_target(const char *target, uint64_t create_bytes, bool readonly,
 		       struct pmr_region **r)
 {
 	struct pmr_params p = {
-		.target = target,
-		.create_bytes = create_bytes,
-		.readonly = readonly,
+	    .target = target,
+	    .create_bytes = create_bytes,
+	    .readonly = readonly,
 	};
 
 	err[0] = '\0';
@@ -176,7 +176,8 @@ Test(pmem, exclusive_create_refuses_an_existing_file)
 {
 	char target[128];
 	struct pmr_region *r;
-	struct pmr_params p = { .target = target, .create_bytes = 4096, .create_excl = true };
+	struct pmr_params p = {
+	    .target = target, .create_bytes = 4096, .create_excl = true};
 
 	snprintf(target, sizeof(target), "pmem:%s/x", dir);
 	cr_assert_eq(pmr_open(&p, &r, err, sizeof(err)), 0, "%s", err);
@@ -211,7 +212,7 @@ Test(pmem, query_caps_wants_a_pmr_target)
 
 /* ---- NVMe PMR through a sysfs-shaped directory ------------------------- */
 
-#define BDF "0000:00:04.0"
+#define BDF	   "0000:00:04.0"
 #define DATA_BYTES (256u * 1024u)
 
 static void write_file(const char *path, const void *buf, size_t len, size_t total,
@@ -336,7 +337,7 @@ Test(nvme, no_write_barrier_means_not_durable)
 Test(nvme, disabled_pmr_needs_enable_and_enable_writes_pmrctl)
 {
 	struct pmr_region *r;
-	struct pmr_params p = { .target = "pmr:" BDF, .enable = true };
+	struct pmr_params p = {.target = "pmr:" BDF, .enable = true};
 	char path[256];
 
 	/* disabled: PMRCTL.EN = 0 and PMRSTS.NRDY = 1; a file never becomes
@@ -478,7 +479,8 @@ Test(nvme, real_device_that_is_not_nvme)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class", e->d_name);
-		if (pmr_read_file(path, cls, sizeof(cls)) == 0 && strncmp(cls, "0x0108", 6) != 0) {
+		if (pmr_read_file(path, cls, sizeof(cls)) == 0 &&
+		    strncmp(cls, "0x0108", 6) != 0) {
 			snprintf(target, sizeof(target), "pmr:%s", e->d_name);
 			found = true;
 		}

@@ -53,9 +53,9 @@ TestSuite(dev_pmem, .init = setup, .fini = teardown);
 static int open_dev(const char *fmt, bool readonly, struct wal_dev **dev)
 {
 	struct wal_dev_params p = {
-		.target = target,
-		.create_bytes = readonly ? 0 : 1u << 20,
-		.readonly = readonly,
+	    .target = target,
+	    .create_bytes = readonly ? 0 : 1u << 20,
+	    .readonly = readonly,
 	};
 
 	snprintf(target, sizeof(target), fmt, dir);
@@ -87,15 +87,16 @@ Test(dev_pmem, group_commit_then_read_back)
 
 	memset(a, 0xa5, sizeof(a));
 	memset(b, 0x5a, sizeof(b));
-	ios[0] = (struct wal_io){ .buf = a, .len = sizeof(a), .off = 0 };
-	ios[1] = (struct wal_io){ .buf = b, .len = sizeof(b), .off = 65536 };
+	ios[0] = (struct wal_io){.buf = a, .len = sizeof(a), .off = 0};
+	ios[1] = (struct wal_io){.buf = b, .len = sizeof(b), .off = 65536};
 	cr_assert_eq(open_dev("fakepmr:%s/pmr", false, &dev), 0, "%s", err);
 	cr_assert_str_eq(dev->medium, "fakepmr");
 	cr_assert_str_eq(dev->durability, "sfence + PMRSTS read (emulated)");
 	cr_assert_eq(dev->caps, WAL_CAP_MAPPED | WAL_CAP_EMULATED);
 	cr_assert_eq(dev->ops->commit(dev, ios, 2), 0);
 	/* committed means barriered: a power loss now loses nothing */
-	cr_assert_eq(pmr_fake_power_loss(wal_dev_pmem_region(dev), 3, PMR_LOSS_DROP_ALL), 0);
+	cr_assert_eq(pmr_fake_power_loss(wal_dev_pmem_region(dev), 3, PMR_LOSS_DROP_ALL),
+		     0);
 	cr_assert_eq(dev->ops->read(dev, back, sizeof(b), 65536), 0);
 	cr_assert_arr_eq(back, b, sizeof(b));
 	cr_assert_eq(dev->ops->read(dev, back, sizeof(a), 0), 0);
@@ -107,7 +108,7 @@ Test(dev_pmem, out_of_bounds_pieces_are_refused)
 {
 	static uint8_t a[4096];
 	struct wal_dev *dev;
-	struct wal_io io = { .buf = a, .len = sizeof(a), .off = (1u << 20) - 64 };
+	struct wal_io io = {.buf = a, .len = sizeof(a), .off = (1u << 20) - 64};
 
 	cr_assert_eq(open_dev("fakepmr:%s/pmr", false, &dev), 0, "%s", err);
 	cr_assert_eq(dev->ops->commit(dev, &io, 1), -EINVAL);
@@ -121,7 +122,7 @@ Test(dev_pmem, failed_barrier_fails_the_commit)
 {
 	static uint8_t a[4096];
 	struct wal_dev *dev;
-	struct wal_io io = { .buf = a, .len = sizeof(a), .off = 0 };
+	struct wal_io io = {.buf = a, .len = sizeof(a), .off = 0};
 
 	cr_assert_eq(open_dev("fakepmr:%s/pmr", false, &dev), 0, "%s", err);
 	cr_assert_eq(pmr_fake_set_hsts(wal_dev_pmem_region(dev), 3), 0);
@@ -142,8 +143,8 @@ Test(dev_pmem, pmr_without_barrier_is_not_logged_to)
 Test(dev_pmem, pmr_without_barrier_opens_read_only)
 {
 	struct wal_dev *dev;
-	uint8_t a[64] = { 0 };
-	struct wal_io io = { .buf = a, .len = sizeof(a), .off = 0 };
+	uint8_t a[64] = {0};
+	struct wal_io io = {.buf = a, .len = sizeof(a), .off = 0};
 
 	/* create it first (read-only opens do not create) */
 	cr_assert_eq(open_dev("fakepmr:%s/pmr", false, &dev), 0, "%s", err);

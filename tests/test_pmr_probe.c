@@ -177,7 +177,7 @@ Test(probe, missing_target_is_named)
 
 Test(probe, cli_prints_one_json_object, .init = cr_redirect_stdout)
 {
-	char *argv[] = { "probe", dir, "--json", NULL };
+	char *argv[] = {"probe", dir, "--json", NULL};
 	json_error_t jerr;
 	json_t *o;
 
@@ -191,7 +191,7 @@ Test(probe, cli_prints_one_json_object, .init = cr_redirect_stdout)
 
 Test(probe, cli_text_output, .init = cr_redirect_stdout)
 {
-	char *argv[] = { "probe", dir, NULL };
+	char *argv[] = {"probe", dir, NULL};
 	char line[512];
 	bool seen = false;
 	FILE *f;
@@ -207,9 +207,9 @@ Test(probe, cli_text_output, .init = cr_redirect_stdout)
 
 Test(probe, cli_errors_exit_2, .init = cr_redirect_stderr)
 {
-	char *missing[] = { "probe", "/nonexistent/pmwal", NULL };
-	char *badopt[] = { "probe", "--frobnicate", NULL };
-	char *two[] = { "probe", "/a", "/b", NULL };
+	char *missing[] = {"probe", "/nonexistent/pmwal", NULL};
+	char *badopt[] = {"probe", "--frobnicate", NULL};
+	char *two[] = {"probe", "/a", "/b", NULL};
 
 	cr_assert_eq(cmd_probe(2, missing), 2);
 	cr_assert_eq(cmd_probe(2, badopt), 2);

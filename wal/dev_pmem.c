@@ -68,19 +68,19 @@ static void pmem_close(struct wal_dev *dev)
 }
 
 static const struct wal_dev_ops pmem_ops = {
-	.commit = pmem_commit,
-	.read = pmem_read,
-	.close = pmem_close,
+    .commit = pmem_commit,
+    .read = pmem_read,
+    .close = pmem_close,
 };
 
 int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char *err,
 		      size_t errlen)
 {
 	struct pmr_params pp = {
-		.target = p->target,
-		.create_bytes = p->create_bytes,
-		.create_excl = p->create_excl,
-		.readonly = p->readonly,
+	    .target = p->target,
+	    .create_bytes = p->create_bytes,
+	    .create_excl = p->create_excl,
+	    .readonly = p->readonly,
 	};
 	struct wal_dev_pmem *d;
 	struct pmr_info info;
@@ -97,11 +97,12 @@ int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char
 		goto cleanup_d;
 	pmr_get_info(d->region, &info);
 	if (!info.durable && !p->readonly) {
-		snprintf(err, errlen,
-			 "%s: %s has no write barrier (PMRWBM=%u): no write to it can be "
-			 "known durable, so pmwal will not log to it; open it read-only to "
-			 "inspect it, or use a medium with a barrier",
-			 p->target, info.kind_name, info.pmrwbm);
+		snprintf(
+		    err, errlen,
+		    "%s: %s has no write barrier (PMRWBM=%u): no write to it can be "
+		    "known durable, so pmwal will not log to it; open it read-only to "
+		    "inspect it, or use a medium with a barrier",
+		    p->target, info.kind_name, info.pmrwbm);
 		rc = PMWAL_ENOTDURABLE;
 		goto cleanup_region;
 	}
@@ -115,7 +116,7 @@ int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char
 	/* An aligned 8-byte store is power-fail atomic on persistent memory;
 	 * nothing is promised for stores over PCIe into a PMR. */
 	d->dev.atomic_write_bytes =
-		info.kind == PMR_KIND_PMEM || info.kind == PMR_KIND_DEVDAX ? 8 : 0;
+	    info.kind == PMR_KIND_PMEM || info.kind == PMR_KIND_DEVDAX ? 8 : 0;
 	d->dev.caps = WAL_CAP_MAPPED | (info.emulated ? WAL_CAP_EMULATED : 0) |
 		      (info.durable ? 0 : WAL_CAP_NOT_DURABLE);
 	d->dev.base = pmr_base(d->region);

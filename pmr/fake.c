@@ -455,6 +455,23 @@ static int lose_line(struct pmr_fake *f, uint64_t line, uint64_t *rng, int mode)
 		if (next_rand(rng) & 1u)
 			return write_all(f->fd, shadow, len, line * LINE_BYTES);
 		break;
+	case PMR_LOSS_ZERO_LINES:
+	case PMR_LOSS_GARBAGE_LINES:
+		/* a third each: kept, lost, damaged (RELIABILITY.md F4) */
+		bits = next_rand(rng) % 3u;
+		if (bits == 0)
+			return write_all(f->fd, shadow, len, line * LINE_BYTES);
+		if (bits == 1)
+			break;
+		for (size_t w = 0; w * WORD_BYTES < len; w++) {
+			uint64_t v = mode == PMR_LOSS_ZERO_LINES ? 0 : next_rand(rng);
+
+			memcpy(durable + w * WORD_BYTES, &v, WORD_BYTES);
+		}
+		rc = write_all(f->fd, durable, len, line * LINE_BYTES);
+		if (rc)
+			return rc;
+		break;
 	case PMR_LOSS_TEAR_WORDS:
 		bits = next_rand(rng);
 		for (size_t w = 0; w * WORD_BYTES < len; w++)
@@ -478,7 +495,7 @@ int pmr_fake_power_loss(struct pmr_region *r, uint64_t seed, int mode)
 	uint64_t rng = seed;
 	int count = 0, rc;
 
-	if (!pmr_is_fake(r) || mode < PMR_LOSS_DROP_ALL || mode > PMR_LOSS_TEAR_WORDS)
+	if (!pmr_is_fake(r) || mode < PMR_LOSS_DROP_ALL || mode > PMR_LOSS_GARBAGE_LINES)
 		return -EINVAL;
 	for (uint64_t line = f->pending_lo; line < f->pending_hi; line++) {
 		if (!line_pending(f, line))

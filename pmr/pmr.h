@@ -110,6 +110,9 @@ enum pmr_loss_mode {
 	PMR_LOSS_DROP_ALL = 0,	  /* every pending store is lost */
 	PMR_LOSS_KEEP_SUBSET = 1, /* each pending 64-byte line survives or not */
 	PMR_LOSS_TEAR_WORDS = 2,  /* each 8-byte word of a pending line survives or not */
+	PMR_LOSS_ZERO_LINES = 3, /* each pending line survives, is lost, or reads zeros */
+	PMR_LOSS_GARBAGE_LINES =
+	    4, /* each pending line survives, is lost, or is garbage */
 };
 
 /*

@@ -211,6 +211,15 @@ static void lose_and_check(int mode, uint64_t seed, unsigned *kept, unsigned *dr
 			(*kept)++;
 		} else if (memcmp(line, old + l * 64, 64) == 0) {
 			(*dropped)++;
+		} else if (mode == PMR_LOSS_ZERO_LINES ||
+			   mode == PMR_LOSS_GARBAGE_LINES) {
+			bool zero = true;
+
+			for (unsigned i = 0; i < 64; i++)
+				zero = zero && line[i] == 0;
+			cr_assert(zero || mode == PMR_LOSS_GARBAGE_LINES,
+				  "line %u is neither old, new nor zero", l);
+			(*torn)++;
 		} else {
 			cr_assert_eq(mode, PMR_LOSS_TEAR_WORDS,
 				     "line %u is neither old nor new", l);
@@ -256,6 +265,19 @@ Test(fakepmr, power_loss_tears_at_8_byte_words)
 
 	lose_and_check(PMR_LOSS_TEAR_WORDS, 1234, &kept, &dropped, &torn, img);
 	cr_assert_gt(torn, 0, "some lines are torn");
+}
+
+Test(fakepmr, power_loss_zeroes_or_garbles_some_lines)
+{
+	static uint8_t img[4096];
+	unsigned kept, dropped, damaged;
+
+	lose_and_check(PMR_LOSS_ZERO_LINES, 77, &kept, &dropped, &damaged, img);
+	cr_assert(kept && dropped && damaged, "%u kept, %u dropped, %u zeroed", kept,
+		  dropped, damaged);
+	lose_and_check(PMR_LOSS_GARBAGE_LINES, 78, &kept, &dropped, &damaged, img);
+	cr_assert(kept && dropped && damaged, "%u kept, %u dropped, %u garbled", kept,
+		  dropped, damaged);
 }
 
 Test(fakepmr, power_loss_rejects_other_regions_and_modes)

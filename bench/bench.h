@@ -53,6 +53,7 @@ struct io_spec {
 	uint32_t bs_bytes;
 	uint32_t iodepth;
 	uint32_t numjobs;
+	uint32_t batch_submit;  /* submit after this many queued (fio's default: 1) */
 	uint64_t size_bytes;    /* bytes of the target used; 0: its size / default */
 	uint64_t runtime_ns;    /* 0: one pass over size_bytes */
 	uint64_t ramp_ns;

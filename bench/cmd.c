@@ -25,7 +25,7 @@ enum {
 	O_SQPOLL, O_HIPRI, O_DIRECT, O_RATE_R, O_RATE_W, O_RATE, O_SWEEP, O_TARGET,
 	O_INTERVAL, O_RECORD, O_THREADS, O_COMMIT, O_WINDOW, O_CAPACITY, O_CLIENTS,
 	O_CLIENT_B, O_JSON, O_CSV, O_FORCE, O_QUICK, O_NOFIXED, O_PRIM_TIME, O_HELP,
-	O_QUIET,
+	O_QUIET, O_BATCH,
 };
 
 static const struct option long_opts[] = {
@@ -36,6 +36,8 @@ static const struct option long_opts[] = {
 	{"blocksize", required_argument, NULL, O_BS},
 	{"iodepth", required_argument, NULL, O_IODEPTH},
 	{"numjobs", required_argument, NULL, O_NUMJOBS},
+	{"iodepth_batch_submit", required_argument, NULL, O_BATCH},
+	{"iodepth_batch", required_argument, NULL, O_BATCH},
 	{"size", required_argument, NULL, O_SIZE},
 	{"runtime", required_argument, NULL, O_RUNTIME},
 	{"ramp", required_argument, NULL, O_RAMP},
@@ -80,6 +82,7 @@ static void usage(FILE *f)
 		"  io           raw I/O: --rw read|write|randread|randwrite|randrw --rwmixread N\n"
 		"               --bs 4k --iodepth 32 --numjobs 1 --size 1g --runtime 10s\n"
 		"               --ramp 1s --sqthread-poll --hipri --direct 0|1 --no-fixed\n"
+		"               --iodepth_batch_submit 1 (I/Os per submission, as fio)\n"
 		"               --rate-read 500M|20%% --rate-write 100M|20%% --clients 2\n"
 		"  log          durable appends: --record-size 4k --threads 1\n"
 		"               --commit durable|buffered --group-window-us N --capacity 256m\n"
@@ -193,6 +196,8 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 		return parse_u32(c, "iodepth", arg, 4096, &c->io.iodepth);
 	case O_NUMJOBS:
 		return parse_u32(c, "numjobs", arg, 256, &c->io.numjobs);
+	case O_BATCH:
+		return parse_u32(c, "iodepth_batch_submit", arg, 4096, &c->io.batch_submit);
 	case O_SIZE:
 		c->size_set = true;
 		if (parse_sz(c, "size", arg, &v))

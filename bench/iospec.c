@@ -38,10 +38,10 @@ void io_jobname(const struct io_spec *s, char *buf, size_t len)
 
 json_t *io_options_json(const struct io_spec *s)
 {
-	return json_pack("{s:s,s:s,s:i,s:I,s:I,s:I,s:I,s:f,s:f,s:b,s:b,s:b,s:I,s:I,s:f,s:f}",
+	return json_pack("{s:s,s:s,s:i,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:b,s:b,s:b,s:I,s:I,s:f,s:f}",
 			 "target", s->target, "rw", rw_name(s->rw), "rwmixread", s->rwmixread,
 			 "bs", (json_int_t)s->bs_bytes, "iodepth", (json_int_t)s->iodepth,
-			 "numjobs", (json_int_t)s->numjobs, "size", (json_int_t)s->size_bytes,
+			 "numjobs", (json_int_t)s->numjobs, "iodepth_batch_submit", (json_int_t)s->batch_submit, "size", (json_int_t)s->size_bytes,
 			 "runtime_s", s->runtime_ns / 1e9, "ramp_s", s->ramp_ns / 1e9,
 			 "direct", s->direct, "sqthread_poll", s->sqpoll, "hipri", s->hipri,
 			 "rate_read", (json_int_t)s->rate[DIR_READ].bytes_per_s, "rate_write",
@@ -99,6 +99,10 @@ void io_fio_command(const struct io_spec *s, char *buf, size_t len)
 	}
 	if (!region && !s->no_fixed)
 		at = cat(buf, len, at, "%s", " --fixedbufs --registerfiles");
+	if (s->batch_submit > 1) {
+		snprintf(v, sizeof(v), "%u", s->batch_submit);
+		at = cat(buf, len, at, " --iodepth_batch_submit=%s", v);
+	}
 	if (s->sqpoll)
 		at = cat(buf, len, at, "%s", " --sqthread_poll");
 	if (s->hipri)

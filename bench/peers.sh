@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# peers.sh - pmwal against the tools and logs people use today, in one run,
+# on the same files, printing each ratio beside the goal set for it (issue #4):
+#   1. bench io 4K randrw 50/50 qd32 on a file  vs fio io_uring: IOPS and CPU/IO
+#   2. bench log 4K, emulated pmem, 1 thread   vs fio libpmem seq write bw (>= 70%)
+#                                              vs libpmemlog appends/s (>= 2x)
+#   3. bench log 4K durable, flash, 32 threads vs RocksDB sync puts, 32 threads (>= 10x)
+#                                              vs fio O_DSYNC 128K seq write qd8 bw (>= 50%)
+#   4. bench log 4K, flash, 1 thread, p50      vs fio 4K O_DSYNC qd1 p50 (<= 1.2x)
+#   5. recovery of a 1 GiB flash log           vs fio seq read bw (>= 80%)
+# Peers missing from this machine are reported as skipped, not failed.
+#
+# usage: bench/peers.sh PATH/TO/pmwal [PEER_BIN_DIR] [SECONDS]
+#   PEER_BIN_DIR: where pmwal_peer_pmemlog / pmwal_peer_rocksdb were built
+#   (default: beside pmwal, ../bench). Runs in $PMWAL_BENCH_DIR or the current
+#   directory (a disk filesystem: O_DIRECT), and /dev/shm for emulated pmem.
+set -u
+pmwal=${1:?usage: peers.sh PATH/TO/pmwal [PEER_BIN_DIR] [SECONDS]}
+peerdir=${2:-$(dirname "$pmwal")/../bench}
+secs=${3:-10}
+dir=${PMWAL_BENCH_DIR:-.}
+work=$(mktemp -d "$dir/pmwal-peers.XXXXXX")
+shm=/dev/shm/pmwal-peers.$$
+mkdir -p "$shm"
+trap 'rm -rf "$work" "$shm"' EXIT
+command -v python3 >/dev/null || { echo "peers.sh needs python3 to read JSON"; exit 2; }
+
+# jget FILE EXPR: evaluate a Python expression over the JSON as d.
+jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null || echo 0; }
+results=()
+num() { python3 -c "import sys
+try: print('%.0f' % float(sys.argv[1]))
+except ValueError: print(sys.argv[1])" "$1"; }
+row() { # row NAME PMWAL PEER RATIO GOAL VERDICT
+	results+=("$(printf '%-52s %14s %14s %8s %8s  %s' "$1" "$(num "$2")" "$(num "$3")" "$4" "$5" "$6")")
+}
+ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print('%.2f' % (a/b) if b else 'n/a')" "$1" "$2"; }
+verdict() { # verdict RATIO OP GOAL
+	python3 -c "import sys; r,op,g=sys.argv[1],sys.argv[2],float(sys.argv[3])
+if r=='n/a': print('n/a')
+else: print('ok' if (float(r)>=g if op=='>=' else float(r)<=g) else 'BELOW GOAL')" "$1" "$2" "$3"
+}
+fio_run() { # fio_run OUT.json fio-args...
+	local out=$1; shift
+	fio --output-format=json --output="$out" "$@" >/dev/null 2>&1
+}
+
+f="$work/data.dat"
+echo "== 1. raw 4K randrw 50/50 qd32 on $f (${secs}s each)"
+"$pmwal" bench io "$f" --rw randrw --bs 4k --iodepth 32 --size 1g --runtime "${secs}s" \
+	--ramp 1s --quiet --json "$work/p1.json"
+fio_run "$work/f1.json" --name=p1 --filename="$f" --ioengine=io_uring --direct=1 \
+	--rw=randrw --rwmixread=50 --bs=4k --iodepth=32 --size=1g --runtime="$secs" \
+	--time_based --ramp_time=1 --fixedbufs --registerfiles
+p=$(jget "$work/p1.json" "d['jobs'][0]['read']['iops']+d['jobs'][0]['write']['iops']")
+q=$(jget "$work/f1.json" "d['jobs'][0]['read']['iops']+d['jobs'][0]['write']['iops']")
+r=$(ratio "$p" "$q")
+row "io randrw 4K qd32 IOPS (pmwal / fio io_uring)" "$p" "$q" "$r" ">=1.0" "$(verdict "$r" '>=' 1.0)"
+pc=$(jget "$work/p1.json" "d['jobs'][0]['pmwal']['cpu_ns_per_io']")
+fc=$(jget "$work/f1.json" "(d['jobs'][0]['usr_cpu']+d['jobs'][0]['sys_cpu'])/100*d['jobs'][0]['job_runtime']*1e6/(d['jobs'][0]['read']['total_ios']+d['jobs'][0]['write']['total_ios'])")
+r=$(ratio "$pc" "$fc")
+row "io randrw CPU ns per I/O (pmwal / fio)" "$pc" "$fc" "$r" "<=1.0" "$(verdict "$r" '<=' 1.0)"
+
+echo "== 2. log 4K on emulated pmem, 1 thread"
+"$pmwal" bench log pmem --threads 1 --record-size 4k --runtime "${secs}s" --quiet \
+	--json "$work/p2.json"
+PMEM_IS_PMEM_FORCE=1 fio_run "$work/f2.json" --name=p2 --filename="$shm/fio.pmem" \
+	--ioengine=libpmem --direct=1 --rw=write --bs=4k --size=256m --runtime="$secs" --time_based
+p=$(jget "$work/p2.json" "d['jobs'][0]['pmwal']['log']['bytes_per_s']")
+q=$(jget "$work/f2.json" "d['jobs'][0]['write']['bw_bytes']")
+r=$(ratio "$p" "$q")
+row "log pmem 4K 1 thr bytes/s (pmwal / fio libpmem)" "$p" "$q" "$r" ">=0.70" "$(verdict "$r" '>=' 0.70)"
+pa=$(jget "$work/p2.json" "d['jobs'][0]['pmwal']['log']['appends_per_s']")
+if [ -x "$peerdir/pmwal_peer_pmemlog" ]; then
+	out=$(PMEM_IS_PMEM_FORCE=1 "$peerdir/pmwal_peer_pmemlog" "$shm/plog" $((256 << 20)) 4096 1 "$secs")
+	q=$(sed -n 's/.*ops_per_s=\([0-9.]*\).*/\1/p' <<<"$out")
+	r=$(ratio "$pa" "$q")
+	row "log pmem 4K 1 thr appends/s (pmwal / libpmemlog)" "$pa" "$q" "$r" ">=2.0" "$(verdict "$r" '>=' 2.0)"
+else
+	row "log pmem appends/s vs libpmemlog" "$pa" "-" "-" ">=2.0" "skipped: pmwal_peer_pmemlog not built"
+fi
+
+echo "== 3. log 4K durable on flash, 32 threads"
+"$pmwal" bench log flash --threads 32 --record-size 4k --runtime "${secs}s" --quiet \
+	--json "$work/p3.json"
+pa=$(jget "$work/p3.json" "d['jobs'][0]['pmwal']['log']['appends_per_s']")
+pb=$(jget "$work/p3.json" "d['jobs'][0]['pmwal']['log']['bytes_per_s']")
+if [ -x "$peerdir/pmwal_peer_rocksdb" ]; then
+	out=$("$peerdir/pmwal_peer_rocksdb" "$work/rocksdb" 4096 32 "$secs")
+	q=$(sed -n 's/.*ops_per_s=\([0-9.]*\).*/\1/p' <<<"$out")
+	r=$(ratio "$pa" "$q")
+	row "log flash 4K 32 thr appends/s (pmwal / RocksDB sync)" "$pa" "$q" "$r" ">=10" "$(verdict "$r" '>=' 10)"
+else
+	row "log flash appends/s vs RocksDB sync puts" "$pa" "-" "-" ">=10" "skipped: pmwal_peer_rocksdb not built"
+fi
+fio_run "$work/f3.json" --name=p3 --filename="$work/dsync.dat" --ioengine=io_uring \
+	--direct=1 --sync=dsync --rw=write --bs=128k --iodepth=8 --size=1g \
+	--runtime="$secs" --time_based
+q=$(jget "$work/f3.json" "d['jobs'][0]['write']['bw_bytes']")
+r=$(ratio "$pb" "$q")
+row "log flash 32 thr bytes/s (pmwal / fio O_DSYNC 128K qd8)" "$pb" "$q" "$r" ">=0.50" "$(verdict "$r" '>=' 0.50)"
+
+echo "== 4. append-to-durable p50, flash, 1 thread"
+"$pmwal" bench log flash --threads 1 --record-size 4k --runtime "${secs}s" --quiet \
+	--json "$work/p4.json"
+fio_run "$work/f4.json" --name=p4 --filename="$work/dsync.dat" --ioengine=pvsync2 \
+	--direct=1 --sync=dsync --rw=write --bs=4k --iodepth=1 --size=256m \
+	--runtime="$secs" --time_based
+p=$(jget "$work/p4.json" "d['jobs'][0]['write']['clat_ns']['percentile']['50.000000']")
+q=$(jget "$work/f4.json" "d['jobs'][0]['write']['clat_ns']['percentile']['50.000000']")
+r=$(ratio "$p" "$q")
+row "log flash 1 thr p50 ns (pmwal / fio 4K O_DSYNC qd1)" "$p" "$q" "$r" "<=1.2" "$(verdict "$r" '<=' 1.2)"
+
+echo "== 5. recovery of a 1 GiB flash log"
+"$pmwal" bench recovery flash --size 1g --quiet --json "$work/p5.json"
+fio_run "$work/f5.json" --name=p5 --filename="$work/data.dat" --ioengine=io_uring \
+	--direct=1 --rw=read --bs=1m --iodepth=8 --size=1g
+p=$(jget "$work/p5.json" "d['jobs'][0]['pmwal']['recovery']['bw_bytes']")
+q=$(jget "$work/f5.json" "d['jobs'][0]['read']['bw_bytes']")
+r=$(ratio "$p" "$q")
+row "recovery 1 GiB bytes/s (pmwal / fio seq read 1M qd8)" "$p" "$q" "$r" ">=0.80" "$(verdict "$r" '>=' 0.80)"
+
+echo
+printf '%-52s %14s %14s %8s %8s  %s\n' "measure" "pmwal" "peer" "ratio" "goal" "verdict"
+printf '%s\n' "${results[@]}"

@@ -235,6 +235,9 @@ static int attach(struct pmr_nvme *n, const char *spec, bool writable, bool *ena
 	rc = parse_spec(spec, n->bdf, sizeof(n->bdf), enable, err, errlen);
 	if (rc)
 		return rc;
+	/* Enabling is a register write, even for a read-only open (",enable"
+	 * in the target counts as much as pmr_params.enable). */
+	writable = writable || *enable;
 	snprintf(n->name, sizeof(n->name), "pmr:%s", n->bdf);
 	rc = check_device(n->bdf, err, errlen);
 	if (rc)
@@ -339,9 +342,9 @@ int pmr_nvme_open(const struct pmr_params *p, const char *spec, struct pmr_regio
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return pmr_errf(err, errlen, -ENOMEM, "out of memory");
-	/* BAR0 is mapped writable even read-only: enabling is a register
-	 * write, and reading a disabled PMR gives nothing. */
-	rc = attach(n, spec, !p->readonly || enable, &enable, err, errlen);
+	/* BAR0 is writable unless read-only without enable: attach() decides
+	 * once the target's own options are parsed. */
+	rc = attach(n, spec, !p->readonly, &enable, err, errlen);
 	if (rc)
 		goto cleanup;
 	rc = pmr_ctrl_start(&n->c, enable, p->readonly, err, errlen);

@@ -351,6 +351,20 @@ Test(nvme, disabled_pmr_needs_enable_and_enable_writes_pmrctl)
 	cr_assert_eq(get32(path, 0xe04), 1, "PMRCTL.EN was written");
 }
 
+Test(nvme, read_only_open_may_still_enable)
+{
+	struct pmr_region *r;
+	char path[256];
+
+	/* regression: BAR0 was mapped read-only when ",enable" came in the
+	 * target of a read-only open, and the PMRCTL write faulted */
+	make_ctrl("0x010802", true, 2, 0, 0);
+	cr_assert_eq(open_target("pmr:" BDF ",enable", 0, true, &r), 0, "%s", err);
+	pmr_close(r);
+	snprintf(path, sizeof(path), "%s/pci/%s/resource0", dir, BDF);
+	cr_assert_eq(get32(path, 0xe04), 1, "PMRCTL.EN was written");
+}
+
 Test(nvme, health_status_is_checked)
 {
 	struct pmr_region *r;

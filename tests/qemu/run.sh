@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The QEMU lane: a real Linux kernel and QEMU's emulated NVMe controller with
+# a PMR (PMR.md) run pmwal's PMR path end to end: sysfs BARs, PMRCTL enable,
+# write-combining stores, the PMRSTS-read barrier, and a log that survives the
+# machine being killed. Boot 1 probes, creates a log on the PMR and appends
+# records, printing an ack for each; the host SIGKILLs QEMU mid-append. Boot 2
+# verifies and dumps the log from the same PMR backing file; every acked
+# record must be there (RELIABILITY.md I1), and the verdict must be clean or a
+# torn tail.
+#
+# usage: tests/qemu/run.sh BUILD_DIR   (the pmwal binary is BUILD_DIR/cli/pmwal)
+# env:   PMWAL_QEMU_KERNEL=vmlinuz     a kernel with nvme built in (default:
+#                                      a Debian cloud kernel, cached or fetched
+#                                      with apt-get download)
+#        PMWAL_QEMU_ACKS=N             kill after N acks (default 12)
+# exit:  0 pass, 1 fail, 77 skip (with a SKIP line saying why)
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-}
+acks_wanted=${PMWAL_QEMU_ACKS:-12}
+cache=${PMWAL_QEMU_CACHE:-/var/tmp/pmwal-qemu-cache}
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+[ -n "$build" ] || { echo "usage: $0 BUILD_DIR"; exit 2; }
+pmwal=$build/cli/pmwal
+[ -x "$pmwal" ] || fail "no pmwal binary at $pmwal (build first)"
+command -v qemu-system-x86_64 >/dev/null ||
+	skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
+[ "$(uname -m)" = x86_64 ] || skip "the lane boots an x86_64 kernel; this is $(uname -m)"
+busybox=$(command -v busybox || true)
+[ -n "$busybox" ] && file -L "$busybox" 2>/dev/null | grep -q "statically linked" ||
+	[ -x /bin/busybox ] || skip "a static busybox is needed (apt-get install busybox-static)"
+command -v cpio >/dev/null || skip "cpio not installed"
+
+find_kernel() {
+	local k
+	if [ -n "${PMWAL_QEMU_KERNEL:-}" ]; then
+		echo "$PMWAL_QEMU_KERNEL"
+		return
+	fi
+	k=$(ls "$cache"/boot/vmlinuz-*-cloud-amd64 /boot/vmlinuz-*-cloud-amd64 2>/dev/null |
+		sort -V | tail -1)
+	if [ -n "$k" ]; then
+		echo "$k"
+		return
+	fi
+	# PMR.md: the cloud kernel has nvme built in, so no modules are needed
+	command -v apt-get >/dev/null || return
+	mkdir -p "$cache" && (
+		cd "$cache" || exit 1
+		pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+			sed -n 's/.*Depends: \(linux-image-[0-9].*\)/\1/p' | head -1)
+		[ -n "$pkg" ] && timeout 300 apt-get download "$pkg" >/dev/null 2>&1 &&
+			dpkg-deb -x "$pkg"_*.deb . && rm -f "$pkg"_*.deb
+	) >/dev/null 2>&1
+	ls "$cache"/boot/vmlinuz-*-cloud-amd64 2>/dev/null | sort -V | tail -1
+}
+
+kernel=$(find_kernel)
+[ -n "$kernel" ] && [ -r "$kernel" ] ||
+	skip "no kernel with nvme built in (set PMWAL_QEMU_KERNEL, or let apt-get download linux-image-cloud-amd64)"
+
+work=$(mktemp -d /var/tmp/pmwal-qemu-XXXXXX)
+qpid=
+cleanup() {
+	[ -n "$qpid" ] && kill -9 "$qpid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---- initramfs: static busybox, pmwal and the shared libraries it loads ----
+root=$work/root
+mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,etc}
+cp "${busybox:-/bin/busybox}" "$root/bin/busybox"
+cp "$here/init.sh" "$root/init"
+chmod +x "$root/init"
+cp "$pmwal" "$root/bin/pmwal"
+ldd "$pmwal" | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' | while read -r lib; do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
+# the loader may be asked for by its /lib64 name
+[ -e "$root/lib64/ld-linux-x86-64.so.2" ] || {
+	mkdir -p "$root/lib64"
+	cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+}
+(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/initrd.gz" ||
+	fail "could not build the initramfs"
+
+# ---- the machine ----
+pmr_img=$work/pmr.img
+truncate -s 16M "$pmr_img"
+boot() { # boot PHASE LOG: start QEMU in the background, set qpid
+	qemu-system-x86_64 -machine pc,accel=tcg -cpu max -m 512 -smp 1 \
+		-display none -monitor none -serial "file:$2" -no-reboot \
+		-kernel "$kernel" -initrd "$work/initrd.gz" \
+		-append "console=ttyS0 iomem=relaxed panic=-1 quiet loglevel=3 pmwal.phase=$1 pmwal.records=1000" \
+		-object "memory-backend-file,id=pmr0,share=on,mem-path=$pmr_img,size=16M" \
+		-device nvme,serial=pmwal0,pmrdev=pmr0,addr=04.0 \
+		>"$2.qemu" 2>&1 &
+	qpid=$!
+}
+wait_for() { # wait_for LOG PATTERN SECONDS: 0 once PATTERN is in LOG
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$qpid" 2>/dev/null || { grep -q -- "$2" "$1" 2>/dev/null; return; }
+		sleep 0.1
+	done
+	return 1
+}
+
+log1=$work/boot1.log
+boot write "$log1"
+if ! wait_for "$log1" "PMWAL-BEGIN" 180; then
+	cat "$log1.qemu" "$log1" 2>/dev/null | tail -20
+	grep -qi "nvme.*pmrdev\|property" "$log1.qemu" 2>/dev/null &&
+		skip "this QEMU has no NVMe PMR (pmrdev)"
+	fail "boot 1 never reached /init"
+fi
+# (serial lines end in CR LF: "[^0-9]" ends the number)
+if ! wait_for "$log1" "PMWAL-ACK $acks_wanted[^0-9]\|PMWAL-FAIL\|PMWAL-WRITE-DONE" 300; then
+	tail -30 "$log1"
+	fail "boot 1: no ack $acks_wanted in time"
+fi
+# The power cut: SIGKILL, mid-append (the guest keeps appending).
+kill -9 "$qpid"
+wait "$qpid" 2>/dev/null
+qpid=
+tr -d '\r' <"$log1" >"$log1.txt"
+grep -q "PMWAL-FAIL" "$log1.txt" && { tail -30 "$log1.txt"; fail "boot 1: $(grep PMWAL-FAIL "$log1.txt")"; }
+grep -A1 "^pmrs:" "$log1.txt"
+grep -E '^PMWAL-PROBE +"(pmrwbm|write_barrier|bar_bytes)"' "$log1.txt"
+grep -E "^  (medium|durability) " "$log1.txt"
+acked=$(grep -c '^PMWAL-ACK ' "$log1.txt")
+echo "boot 1: $acked records acked before the kill"
+
+log2=$work/boot2.log
+boot verify "$log2"
+wait_for "$log2" "PMWAL-END" 300 || { tail -30 "$log2"; fail "boot 2 did not finish"; }
+wait "$qpid" 2>/dev/null
+qpid=
+tr -d '\r' <"$log2" >"$log2.txt"
+grep -A3 "PMWAL-BEGIN" "$log2.txt" | head -8
+vrc=$(sed -n 's/^PMWAL-VERIFY-RC \([0-9]*\).*/\1/p' "$log2.txt")
+[ "$vrc" = 0 ] || { tail -30 "$log2.txt"; fail "verify after the kill exited ${vrc:-?} (want 0: clean or torn tail)"; }
+lost=0
+for i in $(sed -n 's/^PMWAL-ACK \([0-9]*\).*/\1/p' "$log1.txt"); do
+	grep -q "^PMWAL-REC [0-9]*	rec-$i\$" "$log2.txt" || { echo "lost acked record rec-$i"; lost=$((lost + 1)); }
+done
+recovered=$(grep -c '^PMWAL-REC ' "$log2.txt")
+echo "boot 2: $recovered records recovered, $lost of $acked acked records lost"
+[ "$lost" -eq 0 ] || fail "$lost acked records lost"
+[ "$acked" -ge 1 ] || fail "nothing was acked"
+echo "PASS: QEMU NVMe PMR lane ($acked acked, $recovered recovered after SIGKILL)"

@@ -28,6 +28,9 @@ case "$phase" in
 write)
 	pmwal probe
 	pmwal probe "pmr:$bdf" --json | sed 's/^/PMWAL-PROBE /'
+	# the controller's namespace: NVMe identify through libnvme, queue/
+	pmwal probe /dev/nvme0n1 --json | sed 's/^/PMWAL-PROBE-NS /'
+	echo "PMWAL-PROBE-NS-RC $?"
 	if ! pmwal create "$target" --size 4194304; then
 		echo "PMWAL-FAIL create"
 		poweroff -f

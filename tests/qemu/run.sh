@@ -93,14 +93,17 @@ done
 
 # ---- the machine ----
 pmr_img=$work/pmr.img
+ns_img=$work/ns.img
 truncate -s 16M "$pmr_img"
+truncate -s 8M "$ns_img"
 boot() { # boot PHASE LOG: start QEMU in the background, set qpid
 	qemu-system-x86_64 -machine pc,accel=tcg -cpu max -m 512 -smp 1 \
 		-display none -monitor none -serial "file:$2" -no-reboot \
 		-kernel "$kernel" -initrd "$work/initrd.gz" \
 		-append "console=ttyS0 iomem=relaxed panic=-1 quiet loglevel=3 pmwal.phase=$1 pmwal.records=1000" \
 		-object "memory-backend-file,id=pmr0,share=on,mem-path=$pmr_img,size=16M" \
-		-device nvme,serial=pmwal0,pmrdev=pmr0,addr=04.0 \
+		-drive "file=$ns_img,if=none,id=ns0,format=raw" \
+		-device nvme,serial=pmwal0,pmrdev=pmr0,addr=04.0,drive=ns0 \
 		>"$2.qemu" 2>&1 &
 	qpid=$!
 }
@@ -136,6 +139,11 @@ grep -q "PMWAL-FAIL" "$log1.txt" && { tail -30 "$log1.txt"; fail "boot 1: $(grep
 grep -A1 "^pmrs:" "$log1.txt"
 grep -E '^PMWAL-PROBE +"(pmrwbm|write_barrier|bar_bytes)"' "$log1.txt"
 grep -E "^  (medium|durability) " "$log1.txt"
+grep -qE '^PMWAL-PROBE-NS +"model": "QEMU NVMe Ctrl"' "$log1.txt" &&
+	grep -qE '^PMWAL-PROBE-NS +"awupf_blocks"' "$log1.txt" &&
+	grep -qE '^PMWAL-PROBE-NS +"logical_block_size"' "$log1.txt" ||
+	{ grep PMWAL-PROBE-NS "$log1.txt"; fail "probe of /dev/nvme0n1 lacks identify or queue facts"; }
+echo "probe /dev/nvme0n1: $(grep -cE '^PMWAL-PROBE-NS +"' "$log1.txt") facts, identify and queue/ present"
 acked=$(grep -c '^PMWAL-ACK ' "$log1.txt")
 echo "boot 1: $acked records acked before the kill"
 

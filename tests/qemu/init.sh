@@ -1,14 +1,16 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: MIT
 # /init of the QEMU lane's initramfs (tests/qemu/run.sh builds it). Runs one
-# phase, chosen on the kernel command line (pmwal.phase=write|verify), against
+# phase, chosen on the kernel command line (pmwal.phase=write|verify|strict), against
 # the emulated NVMe controller's PMR at 0000:00:04.0, and reports on the
 # serial console with PMWAL-* lines the host parses:
 #   write:  probe, create a log on the PMR, append records one pmwal process
 #           each, print "PMWAL-ACK i" after each append returned durable; the
 #           host kills QEMU somewhere in this loop.
 #   verify: verify and dump the log after the "power loss".
-# The kernel is booted with iomem=relaxed: Debian's CONFIG_IO_STRICT_DEVMEM
+#   strict: (booted without iomem=relaxed) the refused BAR mmap's message,
+#           then the fix it names (unbinding nvme) making the PMR reachable.
+# write and verify boot with iomem=relaxed: Debian's CONFIG_IO_STRICT_DEVMEM
 # refuses BAR mmaps while the nvme driver owns the controller otherwise.
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin
@@ -56,6 +58,15 @@ verify)
 	echo "PMWAL-VERIFY-RC $?"
 	pmwal dump "$target" | sed 's/^/PMWAL-REC /'
 	echo "PMWAL-DUMP-RC $?"
+	;;
+strict)
+	# booted without iomem=relaxed: the BAR mmap must be refused with
+	# the message naming both fixes, and the second fix must work
+	pmwal probe "pmr:$bdf"
+	echo "PMWAL-STRICT-RC $?"
+	echo "$bdf" >/sys/bus/pci/drivers/nvme/unbind
+	pmwal probe "pmr:$bdf" | grep -E '^  (supported|write_barrier):'
+	echo "PMWAL-UNBOUND-RC $?"
 	;;
 *)
 	echo "PMWAL-FAIL unknown phase '$phase'"

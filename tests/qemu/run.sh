@@ -68,7 +68,7 @@ work=$(mktemp -d /var/tmp/pmwal-qemu-XXXXXX)
 qpid=
 cleanup() {
 	[ -n "$qpid" ] && kill -9 "$qpid" 2>/dev/null
-	rm -rf "$work"
+	[ -n "${PMWAL_QEMU_KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
 }
 trap cleanup EXIT
 
@@ -96,11 +96,12 @@ pmr_img=$work/pmr.img
 ns_img=$work/ns.img
 truncate -s 16M "$pmr_img"
 truncate -s 8M "$ns_img"
-boot() { # boot PHASE LOG: start QEMU in the background, set qpid
+boot() { # boot PHASE LOG [KERNEL_ARGS]: start QEMU in the background, set qpid
+	local args=${3-iomem=relaxed}
 	qemu-system-x86_64 -machine pc,accel=tcg -cpu max -m 512 -smp 1 \
 		-display none -monitor none -serial "file:$2" -no-reboot \
 		-kernel "$kernel" -initrd "$work/initrd.gz" \
-		-append "console=ttyS0 iomem=relaxed panic=-1 quiet loglevel=3 pmwal.phase=$1 pmwal.records=1000" \
+		-append "console=ttyS0 $args panic=-1 quiet loglevel=3 pmwal.phase=$1 pmwal.records=1000" \
 		-object "memory-backend-file,id=pmr0,share=on,mem-path=$pmr_img,size=16M" \
 		-drive "file=$ns_img,if=none,id=ns0,format=raw" \
 		-device nvme,serial=pmwal0,pmrdev=pmr0,addr=04.0,drive=ns0 \
@@ -164,4 +165,18 @@ recovered=$(grep -c '^PMWAL-REC ' "$log2.txt")
 echo "boot 2: $recovered records recovered, $lost of $acked acked records lost"
 [ "$lost" -eq 0 ] || fail "$lost acked records lost"
 [ "$acked" -ge 1 ] || fail "nothing was acked"
+# Without iomem=relaxed the kernel refuses the BAR mmap while nvme is bound:
+# the message must say so and name both fixes, and unbinding must work.
+log3=$work/boot3.log
+boot strict "$log3" ""
+wait_for "$log3" "PMWAL-END" 300 || { tail -30 "$log3"; fail "boot 3 did not finish"; }
+wait "$qpid" 2>/dev/null
+qpid=
+tr -d '\r' <"$log3" >"$log3.txt"
+grep -q "^PMWAL-STRICT-RC 2" "$log3.txt" && grep -q "iomem=relaxed" "$log3.txt" &&
+	grep -q "echo 0000:00:04.0 > /sys/bus/pci/drivers/nvme/unbind" "$log3.txt" ||
+	{ tail -20 "$log3.txt"; fail "strict devmem: wrong exit code or message"; }
+grep -q "^PMWAL-UNBOUND-RC 0" "$log3.txt" ||
+	{ tail -20 "$log3.txt"; fail "the PMR stayed unreachable after unbinding nvme"; }
+echo "strict devmem: refused with both fixes named; reachable after unbinding nvme"
 echo "PASS: QEMU NVMe PMR lane ($acked acked, $recovered recovered after SIGKILL)"

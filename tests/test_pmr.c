@@ -9,6 +9,8 @@
 #include "pmr.h"
 #include "pmr_internal.h"
 
+#include "testutil.h"
+
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -20,45 +22,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char dir[64];
+static char *dir; /* per test, on tmpfs: the emulated-pmem case */
 static char err[1024];
-
-static void rm_tree(const char *path)
-{
-	char sub[1024];
-	struct dirent *e;
-	struct stat st;
-	DIR *d;
-
-	if (lstat(path, &st) != 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	d = opendir(path);
-	while (d && (e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-		rm_tree(sub);
-	}
-	if (d)
-		closedir(d);
-	rmdir(path);
-}
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/dev/shm/pmwal-pmr-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	setenv("PMWAL_TEST_DIR", "/dev/shm", 1);
+	dir = tu_mkdtemp();
+	cr_assert_not_null(dir, "mkdtemp: %s", strerror(errno));
 	unsetenv("PMEM2_FORCE_GRANULARITY");
 	unsetenv("PMWAL_TEST_PCI_ROOT");
 }
 
 static void teardown(void)
 {
-	rm_tree(dir);
+	tu_rmdir(dir);
+	dir = NULL;
 }
 
 TestSuite(pmem, .init = setup, .fini = teardown);

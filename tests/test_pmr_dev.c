@@ -9,6 +9,8 @@
 #include "pmr.h"
 #include "pmwal.h"
 
+#include "testutil.h"
+
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -20,32 +22,22 @@
 /* wal/dev_pmem.c; to be declared in device.h */
 struct pmr_region *wal_dev_pmem_region(struct wal_dev *dev);
 
-static char dir[64];
+static char *dir; /* per test, on tmpfs: the emulated-pmem case */
 static char err[1024];
 static char target[256];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/dev/shm/pmwal-dev-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	setenv("PMWAL_TEST_DIR", "/dev/shm", 1);
+	dir = tu_mkdtemp();
+	cr_assert_not_null(dir, "mkdtemp: %s", strerror(errno));
 	unsetenv("PMEM2_FORCE_GRANULARITY");
 }
 
 static void teardown(void)
 {
-	char path[512];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	tu_rmdir(dir);
+	dir = NULL;
 }
 
 TestSuite(dev_pmem, .init = setup, .fini = teardown);

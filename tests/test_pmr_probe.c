@@ -8,6 +8,8 @@
 #include "cli.h"
 #include "probe.h"
 
+#include "testutil.h"
+
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <dirent.h>
@@ -18,30 +20,20 @@
 #include <string.h>
 #include <unistd.h>
 
-static char dir[64];
+static char *dir; /* per test, on tmpfs: the emulated-pmem case */
 static char err[1024];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/dev/shm/pmwal-probe-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	setenv("PMWAL_TEST_DIR", "/dev/shm", 1);
+	dir = tu_mkdtemp();
+	cr_assert_not_null(dir, "mkdtemp: %s", strerror(errno));
 }
 
 static void teardown(void)
 {
-	char path[512];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	tu_rmdir(dir);
+	dir = NULL;
 }
 
 TestSuite(probe, .init = setup, .fini = teardown);

@@ -57,8 +57,18 @@ struct pmr_info {
 	uint32_t pmrwbm;      /* NVMe/fake PMR: write barrier mechanism bits */
 };
 
-/* Open a region. Returns 0, or -errno / a negative code with @err saying what
- * is wrong and what to do (no PMR, PMR disabled, strict devmem, permission). */
+/*
+ * Open a region. On success returns 0 and *out (release with pmr_close);
+ * on failure *out is NULL and @err (if given) says what is wrong and what to
+ * do. Errors: -EINVAL (malformed target or option, empty or tiny file),
+ * -ENOENT (no such file or PCI device), -EEXIST (create_excl), -EISDIR,
+ * -EACCES/-EPERM (permission: run as root; for BARs also kernel lockdown),
+ * -EINVAL from a BAR mmap (strict devmem: iomem=relaxed or unbind nvme),
+ * -ENODEV (not NVMe, no PMR, not a DAX device), -ENXIO (PMR disabled and no
+ * enable), -ETIMEDOUT (NRDY past PMRTO), -EIO (PMR health, device gone),
+ * -EROFS (PMR health "read only" on a writable open), -ENOSPC, -ENOMEM.
+ * A PMR whose PMRWBM offers no barrier opens with info.durable false.
+ */
 int pmr_open(const struct pmr_params *p, struct pmr_region **out, char *err,
 	     size_t errlen);
 void pmr_close(struct pmr_region *r);
@@ -67,12 +77,20 @@ uint8_t *pmr_base(const struct pmr_region *r);
 uint64_t pmr_size(const struct pmr_region *r);
 void pmr_get_info(const struct pmr_region *r, struct pmr_info *info);
 
-/* Copy @len bytes to @off with non-temporal stores (flushed, not drained). */
+/* Copy @len bytes to @off with non-temporal stores (flushed, not drained);
+ * not durable until pmr_barrier(). @off + @len must lie inside the region,
+ * and the region must be writable (programmer errors, asserted). */
 void pmr_copy_nodrain(struct pmr_region *r, uint64_t off, const void *src, size_t len);
 
-/* Make every earlier copy persistent (drain, or SFENCE + the read PMRWBM names).
- * Returns 0, or -errno (-EIO: controller reports an error; -ENOTSUP: no
- * barrier mechanism, nothing can be claimed durable). */
+/*
+ * Make every earlier copy persistent: one drain (pmem), one msync of the
+ * pages written since the last barrier (PAGE granularity), or SFENCE and the
+ * read PMRWBM names (PMR). Returns 0, or -EIO (controller reports an error, or
+ * the fake PMR's file write failed), -errno from msync, -ENOTSUP (no barrier
+ * mechanism: nothing can be claimed durable), -EROFS (read-only region).
+ * A failure is sticky: every later barrier fails too, so nothing written
+ * before it is ever reported durable.
+ */
 int pmr_barrier(struct pmr_region *r);
 
 /*

@@ -199,7 +199,10 @@ void io_spec_defaults(struct io_spec *s);
 bool target_is_region(const char *target);
 /* Run @spec; returns a result (check ->err) or NULL on allocation failure. */
 struct run_result *io_run(const struct io_spec *spec);
-/* Same, but resolves percentage rate caps first with calibration runs. */
+/* Turn percentage caps into bytes/s, measuring each direction's maximum
+ * alone first; @notes (may be NULL) gets what was measured. */
+void io_resolve_caps(struct io_spec *spec, json_t *notes);
+/* Same as io_run, but resolves percentage rate caps first. */
 struct run_result *io_run_capped(struct io_spec *spec, json_t *notes);
 json_t *io_options_json(const struct io_spec *s);
 void io_fio_command(const struct io_spec *s, char *buf, size_t len);
@@ -225,8 +228,9 @@ void log_jobname(const struct log_spec *s, char *buf, size_t len);
 /* Cost of each durability primitive alone on @target; array of jobs. */
 json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
 		       bool force, char *err, size_t errlen);
+/* Returns the job, or NULL with @err and *@usage (true: bad input, exit 2). */
 json_t *recovery_run(const char *target, const char *label, uint64_t fill_bytes,
-		     uint32_t record_bytes, bool force, char *err, size_t errlen);
+		     uint32_t record_bytes, bool force, bool *usage, char *err, size_t errlen);
 
 /* --- report.c ----------------------------------------------------------- */
 int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t errlen);

@@ -139,7 +139,7 @@ static void add_client_job(struct bench_ctx *c, struct dual_slot *slot, const ch
 	ctx_note_status(c, slot->err);
 	if (!job)
 		return;
-	snprintf(name, sizeof(name), "%s%d: %s", prefix, i,
+	snprintf(name, sizeof(name), "c%d %s: %s", i, prefix,
 		 json_string_value(json_object_get(job, "jobname")));
 	json_object_set_new(job, "jobname", json_string(name));
 	json_object_set_new(json_object_get(job, "pmwal"), "client", json_integer(i));
@@ -163,6 +163,10 @@ int run_dual(struct bench_ctx *c)
 	for (int i = 0; i < n; i++)
 		if (client_spec(c, i, &specs[i]))
 			return -1;
+	/* Percentages are of each workload's maximum alone, measured here
+	 * once, not by the clients at the same time. */
+	for (int i = 0; i < n && !bench_stop; i++)
+		io_resolve_caps(&specs[i], NULL);
 	struct dual_slot *slots = mmap(NULL, sizeof(*slots) * (size_t)n, PROT_READ | PROT_WRITE,
 				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (slots == MAP_FAILED) {
@@ -173,12 +177,12 @@ int run_dual(struct bench_ctx *c)
 	int alone = c->client_b ? 2 : 1;
 	for (int i = 0; i < alone && !bench_stop; i++) {
 		run_clients(c, &specs[i], 1, label, &slots[i]);
-		add_client_job(c, &slots[i], "alone client", i);
+		add_client_job(c, &slots[i], "alone", i);
 	}
 	if (!bench_stop) {
 		run_clients(c, specs, n, label, slots);
 		for (int i = 0; i < n; i++)
-			add_client_job(c, &slots[i], "together client", i);
+			add_client_job(c, &slots[i], "shared", i);
 		json_t *sum = sum_job(slots, n, c->io.target, label);
 		if (!c->quiet)
 			table_row(sum);

@@ -134,7 +134,7 @@ static double calibrate(const struct io_spec *spec, int dir)
 	return bw;
 }
 
-struct run_result *io_run_capped(struct io_spec *spec, json_t *notes)
+void io_resolve_caps(struct io_spec *spec, json_t *notes)
 {
 	for (int d = 0; d < DIR_COUNT; d++) {
 		if (!(spec->rate[d].pct > 0) || !rw_has_dir(spec->rw, d))
@@ -152,5 +152,10 @@ struct run_result *io_run_capped(struct io_spec *spec, json_t *notes)
 					  spec->rate[d].pct, "cap_bw_bytes",
 					  (json_int_t)spec->rate[d].bytes_per_s));
 	}
+}
+
+struct run_result *io_run_capped(struct io_spec *spec, json_t *notes)
+{
+	io_resolve_caps(spec, notes);
 	return io_run(spec);
 }

@@ -125,9 +125,11 @@ static int prim_open_file(struct prim_ctx *c, const char *path, char *err, size_
 			 errno == EINVAL ? " (O_DIRECT refused by the filesystem)" : "");
 		return -1;
 	}
-	if (ftruncate(c->fd, (off_t)PRIM_AREA_BYTES) ||
-	    fallocate(c->fd, 0, 0, (off_t)PRIM_AREA_BYTES)) {
-		/* A sparse area still measures the sync path; note only. */
+	struct stat st;
+	if (fstat(c->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    ftruncate(c->fd, (off_t)PRIM_AREA_BYTES)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
 	}
 	/* Write the area once so no primitive pays for block allocation. */
 	for (uint64_t off = 0; off < PRIM_AREA_BYTES; off += PRIM_BYTES)
@@ -138,12 +140,19 @@ static int prim_open_file(struct prim_ctx *c, const char *path, char *err, size_
 	return 0;
 }
 
+static bool is_blockdev(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISBLK(st.st_mode);
+}
+
 json_t *primitives_run(const char *target, const char *label, uint64_t each_ns, bool force,
 		       char *err, size_t errlen)
 {
 	struct prim_ctx c = {.fd = -1, .fd_dsync = -1};
 	char path[4096];
-	bool region = target_is_region(target);
+	bool region = target_is_region(target), blockdev = false;
 	json_t *jobs = NULL;
 
 	if (posix_memalign((void **)&c.buf, 4096, PRIM_BYTES))
@@ -167,6 +176,12 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns, 
 		for (uint64_t off = 0; off < c.area_bytes; off += PRIM_BYTES)
 			pmr_copy_nodrain(c.region, off, c.buf, PRIM_BYTES);
 		pmr_barrier(c.region);
+	} else if (is_blockdev(target)) {
+		/* A device has no beside: its first 64 MiB, with --force. */
+		if (target_check_writable(target, force, err, errlen) ||
+		    prim_open_file(&c, target, err, errlen))
+			goto out;
+		blockdev = true;
 	} else if (prim_open_file(&c, path, err, errlen)) {
 		goto out;
 	}
@@ -183,7 +198,7 @@ out:
 	pmr_close(c.region);
 	if (region && !strncmp(target, "pmem:", 5))
 		unlink(path + 5);
-	else if (!region)
+	else if (!region && !blockdev)
 		unlink(path);
 	free(c.buf);
 	return jobs;

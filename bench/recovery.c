@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -72,7 +73,7 @@ static int fill_log(const char *target, uint64_t fill_bytes, uint32_t rec_bytes,
 }
 
 static int time_open(const char *target, struct pmwal_report *rep, uint64_t *open_ns,
-		     char *err, size_t errlen)
+		     double *cpu_s, char *err, size_t errlen)
 {
 	struct pmwal_options o = {.target = target, .errmsg_buf = err, .errmsg_len = errlen};
 	struct pmwal *w = NULL;
@@ -85,9 +86,15 @@ static int time_open(const char *target, struct pmwal_report *rep, uint64_t *ope
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(fd);
 	}
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
 	uint64_t t0 = now_ns();
 	int ret = pmwal_open(&o, &w);
 	*open_ns = now_ns() - t0;
+	getrusage(RUSAGE_SELF, &ru1);
+	*cpu_s = ru1.ru_utime.tv_sec + ru1.ru_utime.tv_usec / 1e6 + ru1.ru_stime.tv_sec +
+		 ru1.ru_stime.tv_usec / 1e6 - (ru0.ru_utime.tv_sec + ru0.ru_utime.tv_usec / 1e6 +
+					       ru0.ru_stime.tv_sec + ru0.ru_stime.tv_usec / 1e6);
 	if (ret) {
 		if (!*err)
 			snprintf(err, errlen, "reopening %s: %s", target, pmwal_strerror(ret));
@@ -122,7 +129,8 @@ static double raw_read_bw(const char *target, uint64_t bytes)
 }
 
 static json_t *recovery_job(const char *target, const char *label, uint64_t written,
-			    const struct pmwal_report *rep, uint64_t open_ns, double raw_bw)
+			    const struct pmwal_report *rep, uint64_t open_ns, double cpu_s,
+			    double raw_bw)
 {
 	struct run_result *r = result_new();
 	uint64_t scanned = rep->blocks * PMWAL_BLOCK_BYTES;
@@ -131,6 +139,7 @@ static json_t *recovery_job(const char *target, const char *label, uint64_t writ
 	if (!r)
 		return NULL;
 	r->runtime_ns = open_ns;
+	r->usr_s = cpu_s; /* user + system: one figure for the whole open */
 	r->dir[DIR_READ].ops = 1;
 	r->dir[DIR_READ].bytes = scanned;
 	hist_record(&r->dir[DIR_READ].lat, open_ns);
@@ -157,23 +166,30 @@ static json_t *recovery_job(const char *target, const char *label, uint64_t writ
 }
 
 json_t *recovery_run(const char *target, const char *label, uint64_t fill_bytes,
-		     uint32_t record_bytes, bool force, char *err, size_t errlen)
+		     uint32_t record_bytes, bool force, bool *usage, char *err, size_t errlen)
 {
 	struct pmwal_report rep;
 	uint64_t written = 0, open_ns = 0;
 
 	*err = 0;
+	*usage = true;
 	if (target_check_writable(target, force, err, errlen))
 		return NULL;
-	if (fill_log(target, fill_bytes, record_bytes, &written, err, errlen))
+	int ret = fill_log(target, fill_bytes, record_bytes, &written, err, errlen);
+	if (ret) {
+		*usage = ret == PMWAL_EBADOPT || ret == PMWAL_EUNSUPPORTED || ret == -ENOENT ||
+			 ret == -EACCES || ret == -ENOSPC || ret == -EINVAL;
 		return NULL;
+	}
+	*usage = false;
 	if (bench_stop)
 		return NULL;
 	progress_begin("recovery open", 0);
-	int ret = time_open(target, &rep, &open_ns, err, errlen);
+	double cpu_s = 0;
+	ret = time_open(target, &rep, &open_ns, &cpu_s, err, errlen);
 	progress_end();
 	if (ret)
 		return NULL;
 	double raw = raw_read_bw(target, rep.end_offset);
-	return recovery_job(target, label, written, &rep, open_ns, raw);
+	return recovery_job(target, label, written, &rep, open_ns, cpu_s, raw);
 }

@@ -116,13 +116,14 @@ void run_recovery(struct bench_ctx *c, const char *target, const char *label,
 
 	if (target_owned(target))
 		unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
-	json_t *job = recovery_run(target, label, fill_bytes, record_bytes, c->force, err,
-				   sizeof(err));
+	bool usage = false;
+	json_t *job = recovery_run(target, label, fill_bytes, record_bytes, c->force, &usage,
+				   err, sizeof(err));
 	ctx_add_target(c, target);
 	if (!job) {
 		if (!bench_stop) {
 			fprintf(stderr, "pmwal bench: recovery on %s: %s\n", target, err);
-			ctx_note_status(c, -1);
+			ctx_note_status(c, usage ? PMWAL_BENCH_EUSAGE : -1);
 		}
 		if (target_owned(target))
 			unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);

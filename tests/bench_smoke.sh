@@ -77,7 +77,7 @@ has rec.json '"s_per_gib"' '"verdict": "clean"'
 step "bench dual: writer and reader at once, and each alone"
 expect 0 "dual" -- "$pmwal" bench dual io.dat --rw write --bs 128k --iodepth 4 --size 64m \
 	--runtime 1s --b "rw=read" --json dual.json
-has dual.json "alone client0" "together client1" "sum of clients"
+has dual.json "c0 alone" "c1 shared" "sum of clients"
 
 step "bench compare flash pmem"
 expect 0 "compare" -- "$pmwal" bench compare flash pmem --runtime 300ms --json cmp.json

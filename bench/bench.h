@@ -20,8 +20,8 @@
 
 #include "hist.h"
 
-#define BENCH_EXIT_OK 0
-#define BENCH_EXIT_FAIL 1
+#define BENCH_EXIT_OK	 0
+#define BENCH_EXIT_FAIL	 1
 #define BENCH_EXIT_USAGE 2
 /* run_result.err for bad input or a refused feature: exit status 2. */
 #define PMWAL_BENCH_EUSAGE (-2000)
@@ -47,22 +47,22 @@ struct rate_cap {
 /* One raw I/O run (fio's job with numjobs copies). */
 struct io_spec {
 	const char *target;
-	char label[48];         /* "flash", "emulated pmem", or "" */
-	int rw;                 /* enum io_rw */
-	int rwmixread;          /* percent of reads in a mix */
+	char label[48]; /* "flash", "emulated pmem", or "" */
+	int rw;		/* enum io_rw */
+	int rwmixread;	/* percent of reads in a mix */
 	uint32_t bs_bytes;
 	uint32_t iodepth;
 	uint32_t numjobs;
-	uint32_t batch_submit;  /* submit after this many queued (fio's default: 1) */
-	uint64_t size_bytes;    /* bytes of the target used; 0: its size / default */
-	uint64_t runtime_ns;    /* 0: one pass over size_bytes */
+	uint32_t batch_submit; /* submit after this many queued (fio's default: 1) */
+	uint64_t size_bytes;   /* bytes of the target used; 0: its size / default */
+	uint64_t runtime_ns;   /* 0: one pass over size_bytes */
 	uint64_t ramp_ns;
-	uint64_t interval_ns;   /* time-series interval */
+	uint64_t interval_ns; /* time-series interval */
 	bool direct;
 	bool sqpoll;
 	bool hipri;
 	bool force;
-	bool no_fixed;          /* no registered buffers/files (for comparison) */
+	bool no_fixed; /* no registered buffers/files (for comparison) */
 	struct rate_cap rate[DIR_COUNT];
 };
 
@@ -72,13 +72,13 @@ struct log_spec {
 	char label[48];
 	uint32_t record_bytes;
 	uint32_t threads;
-	uint32_t commit_policy;     /* enum pmwal_commit_policy */
+	uint32_t commit_policy; /* enum pmwal_commit_policy */
 	uint32_t group_window_us;
 	uint64_t capacity_bytes;
 	uint64_t runtime_ns;
 	uint64_t ramp_ns;
 	uint64_t interval_ns;
-	uint32_t open_flags;        /* extra PMWAL_OPEN_* */
+	uint32_t open_flags; /* extra PMWAL_OPEN_* */
 	bool force;
 };
 
@@ -111,9 +111,9 @@ struct run_result {
 	uint64_t ctx_switches;
 	struct series series;
 	bool interrupted;
-	int err;                /* 0, -errno or PMWAL_E*: the run failed */
+	int err; /* 0, -errno or PMWAL_E*: the run failed */
 	char errmsg[256];
-	char engine[96];        /* how the I/O was done, e.g. "io_uring fixed" */
+	char engine[96]; /* how the I/O was done, e.g. "io_uring fixed" */
 	bool emulated;
 };
 
@@ -167,9 +167,9 @@ struct thread_stats {
 	struct dir_result dir[DIR_COUNT];
 	struct hist ival[DIR_COUNT];
 	struct series series;
-	uint32_t cur;           /* current interval index */
-	uint64_t start_ns;      /* measured window start (after ramp) */
-	uint64_t end_ns;        /* measured window end (0: open) */
+	uint32_t cur;	   /* current interval index */
+	uint64_t start_ns; /* measured window start (after ramp) */
+	uint64_t end_ns;   /* measured window end (0: open) */
 };
 int tstats_init(struct thread_stats *t, uint64_t interval_ns, uint64_t runtime_ns);
 void tstats_free(struct thread_stats *t);
@@ -230,7 +230,8 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
 		       bool force, char *err, size_t errlen);
 /* Returns the job, or NULL with @err and *@usage (true: bad input, exit 2). */
 json_t *recovery_run(const char *target, const char *label, uint64_t fill_bytes,
-		     uint32_t record_bytes, bool force, bool *usage, char *err, size_t errlen);
+		     uint32_t record_bytes, bool force, bool *usage, char *err,
+		     size_t errlen);
 
 /* --- report.c ----------------------------------------------------------- */
 int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t errlen);

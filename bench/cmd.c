@@ -21,82 +21,114 @@
 #include "pmwal.h"
 
 enum {
-	O_RW = 256, O_RWMIX, O_BS, O_IODEPTH, O_NUMJOBS, O_SIZE, O_RUNTIME, O_RAMP,
-	O_SQPOLL, O_HIPRI, O_DIRECT, O_RATE_R, O_RATE_W, O_RATE, O_SWEEP, O_TARGET,
-	O_INTERVAL, O_RECORD, O_THREADS, O_COMMIT, O_WINDOW, O_CAPACITY, O_CLIENTS,
-	O_CLIENT_B, O_JSON, O_CSV, O_FORCE, O_QUICK, O_NOFIXED, O_PRIM_TIME, O_HELP,
-	O_QUIET, O_BATCH,
+	O_RW = 256,
+	O_RWMIX,
+	O_BS,
+	O_IODEPTH,
+	O_NUMJOBS,
+	O_SIZE,
+	O_RUNTIME,
+	O_RAMP,
+	O_SQPOLL,
+	O_HIPRI,
+	O_DIRECT,
+	O_RATE_R,
+	O_RATE_W,
+	O_RATE,
+	O_SWEEP,
+	O_TARGET,
+	O_INTERVAL,
+	O_RECORD,
+	O_THREADS,
+	O_COMMIT,
+	O_WINDOW,
+	O_CAPACITY,
+	O_CLIENTS,
+	O_CLIENT_B,
+	O_JSON,
+	O_CSV,
+	O_FORCE,
+	O_QUICK,
+	O_NOFIXED,
+	O_PRIM_TIME,
+	O_HELP,
+	O_QUIET,
+	O_BATCH,
 };
 
 static const struct option long_opts[] = {
-	{"rw", required_argument, NULL, O_RW},
-	{"readwrite", required_argument, NULL, O_RW},
-	{"rwmixread", required_argument, NULL, O_RWMIX},
-	{"bs", required_argument, NULL, O_BS},
-	{"blocksize", required_argument, NULL, O_BS},
-	{"iodepth", required_argument, NULL, O_IODEPTH},
-	{"numjobs", required_argument, NULL, O_NUMJOBS},
-	{"iodepth_batch_submit", required_argument, NULL, O_BATCH},
-	{"iodepth_batch", required_argument, NULL, O_BATCH},
-	{"size", required_argument, NULL, O_SIZE},
-	{"runtime", required_argument, NULL, O_RUNTIME},
-	{"ramp", required_argument, NULL, O_RAMP},
-	{"ramp_time", required_argument, NULL, O_RAMP},
-	{"sqthread-poll", no_argument, NULL, O_SQPOLL},
-	{"sqthread_poll", no_argument, NULL, O_SQPOLL},
-	{"hipri", no_argument, NULL, O_HIPRI},
-	{"direct", required_argument, NULL, O_DIRECT},
-	{"rate-read", required_argument, NULL, O_RATE_R},
-	{"rate-write", required_argument, NULL, O_RATE_W},
-	{"rate", required_argument, NULL, O_RATE},
-	{"sweep", required_argument, NULL, O_SWEEP},
-	{"filename", required_argument, NULL, O_TARGET},
-	{"target", required_argument, NULL, O_TARGET},
-	{"interval", required_argument, NULL, O_INTERVAL},
-	{"record-size", required_argument, NULL, O_RECORD},
-	{"threads", required_argument, NULL, O_THREADS},
-	{"commit", required_argument, NULL, O_COMMIT},
-	{"group-window-us", required_argument, NULL, O_WINDOW},
-	{"capacity", required_argument, NULL, O_CAPACITY},
-	{"clients", required_argument, NULL, O_CLIENTS},
-	{"b", required_argument, NULL, O_CLIENT_B},
-	{"json", required_argument, NULL, O_JSON},
-	{"csv", required_argument, NULL, O_CSV},
-	{"output", required_argument, NULL, 'o'},
-	{"force", no_argument, NULL, O_FORCE},
-	{"quick", no_argument, NULL, O_QUICK},
-	{"no-fixed", no_argument, NULL, O_NOFIXED},
-	{"prim-time", required_argument, NULL, O_PRIM_TIME},
-	{"quiet", no_argument, NULL, O_QUIET},
-	{"help", no_argument, NULL, O_HELP},
-	{0},
+    {"rw", required_argument, NULL, O_RW},
+    {"readwrite", required_argument, NULL, O_RW},
+    {"rwmixread", required_argument, NULL, O_RWMIX},
+    {"bs", required_argument, NULL, O_BS},
+    {"blocksize", required_argument, NULL, O_BS},
+    {"iodepth", required_argument, NULL, O_IODEPTH},
+    {"numjobs", required_argument, NULL, O_NUMJOBS},
+    {"iodepth_batch_submit", required_argument, NULL, O_BATCH},
+    {"iodepth_batch", required_argument, NULL, O_BATCH},
+    {"size", required_argument, NULL, O_SIZE},
+    {"runtime", required_argument, NULL, O_RUNTIME},
+    {"ramp", required_argument, NULL, O_RAMP},
+    {"ramp_time", required_argument, NULL, O_RAMP},
+    {"sqthread-poll", no_argument, NULL, O_SQPOLL},
+    {"sqthread_poll", no_argument, NULL, O_SQPOLL},
+    {"hipri", no_argument, NULL, O_HIPRI},
+    {"direct", required_argument, NULL, O_DIRECT},
+    {"rate-read", required_argument, NULL, O_RATE_R},
+    {"rate-write", required_argument, NULL, O_RATE_W},
+    {"rate", required_argument, NULL, O_RATE},
+    {"sweep", required_argument, NULL, O_SWEEP},
+    {"filename", required_argument, NULL, O_TARGET},
+    {"target", required_argument, NULL, O_TARGET},
+    {"interval", required_argument, NULL, O_INTERVAL},
+    {"record-size", required_argument, NULL, O_RECORD},
+    {"threads", required_argument, NULL, O_THREADS},
+    {"commit", required_argument, NULL, O_COMMIT},
+    {"group-window-us", required_argument, NULL, O_WINDOW},
+    {"capacity", required_argument, NULL, O_CAPACITY},
+    {"clients", required_argument, NULL, O_CLIENTS},
+    {"b", required_argument, NULL, O_CLIENT_B},
+    {"json", required_argument, NULL, O_JSON},
+    {"csv", required_argument, NULL, O_CSV},
+    {"output", required_argument, NULL, 'o'},
+    {"force", no_argument, NULL, O_FORCE},
+    {"quick", no_argument, NULL, O_QUICK},
+    {"no-fixed", no_argument, NULL, O_NOFIXED},
+    {"prim-time", required_argument, NULL, O_PRIM_TIME},
+    {"quiet", no_argument, NULL, O_QUIET},
+    {"help", no_argument, NULL, O_HELP},
+    {0},
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: pmwal bench [MODE] [TARGET...] [OPTIONS]\n"
-		"modes:\n"
-		"  (none)       default suite on 'flash' (a file here, O_DIRECT) and 'pmem'\n"
-		"               (an emulated region in /dev/shm); report in ./pmwal-report/\n"
-		"  io           raw I/O: --rw read|write|randread|randwrite|randrw --rwmixread N\n"
-		"               --bs 4k --iodepth 32 --numjobs 1 --size 1g --runtime 10s\n"
-		"               --ramp 1s --sqthread-poll --hipri --direct 0|1 --no-fixed\n"
-		"               --iodepth_batch_submit 1 (I/Os per submission, as fio)\n"
-		"               --rate-read 500M|20%% --rate-write 100M|20%% --clients 2\n"
-		"  log          durable appends: --record-size 4k --threads 1\n"
-		"               --commit durable|buffered --group-window-us N --capacity 256m\n"
-		"  recovery     fill a log (--size 1g, --record-size 4k), time pmwal_open\n"
-		"  primitives   fdatasync / O_DSYNC / RWF_DSYNC / pmem barrier, each alone\n"
-		"  dual         two processes on one target at once (--clients N, --b \"rw=read\n"
-		"               bs=128k\" for a different second workload), vs one alone\n"
-		"  compare A B  the quick suite on two targets side by side with ratios\n"
-		"targets: PATH (file or block device), flash, pmem, pmem:PATH, /dev/daxX.Y,\n"
-		"         pmr:BDF, fakepmr:PATH\n"
-		"sweeps:  --sweep iodepth=1,2,4..256 | numjobs=1..8 | bs=512..1m |\n"
-		"         record=512..64k | threads=1..32   (a..b doubles)\n"
-		"output:  --json FILE (fio-shaped), --csv DIR, -o DIR (json+csv+html),\n"
-		"         --runtime/--ramp/--interval 100ms, --quick, --force, --quiet\n");
+	fprintf(
+	    f,
+	    "usage: pmwal bench [MODE] [TARGET...] [OPTIONS]\n"
+	    "modes:\n"
+	    "  (none)       default suite on 'flash' (a file here, O_DIRECT) and 'pmem'\n"
+	    "               (an emulated region in /dev/shm); report in ./pmwal-report/\n"
+	    "  io           raw I/O: --rw read|write|randread|randwrite|randrw "
+	    "--rwmixread N\n"
+	    "               --bs 4k --iodepth 32 --numjobs 1 --size 1g --runtime 10s\n"
+	    "               --ramp 1s --sqthread-poll --hipri --direct 0|1 --no-fixed\n"
+	    "               --iodepth_batch_submit 1 (I/Os per submission, as fio)\n"
+	    "               --rate-read 500M|20%% --rate-write 100M|20%% --clients 2\n"
+	    "  log          durable appends: --record-size 4k --threads 1\n"
+	    "               --commit durable|buffered --group-window-us N --capacity "
+	    "256m\n"
+	    "  recovery     fill a log (--size 1g, --record-size 4k), time pmwal_open\n"
+	    "  primitives   fdatasync / O_DSYNC / RWF_DSYNC / pmem barrier, each alone\n"
+	    "  dual         two processes on one target at once (--clients N, --b "
+	    "\"rw=read\n"
+	    "               bs=128k\" for a different second workload), vs one alone\n"
+	    "  compare A B  the quick suite on two targets side by side with ratios\n"
+	    "targets: PATH (file or block device), flash, pmem, pmem:PATH, /dev/daxX.Y,\n"
+	    "         pmr:BDF, fakepmr:PATH\n"
+	    "sweeps:  --sweep iodepth=1,2,4..256 | numjobs=1..8 | bs=512..1m |\n"
+	    "         record=512..64k | threads=1..32   (a..b doubles)\n"
+	    "output:  --json FILE (fio-shaped), --csv DIR, -o DIR (json+csv+html),\n"
+	    "         --runtime/--ramp/--interval 100ms, --quick, --force, --quiet\n");
 }
 
 static int set_err(struct bench_ctx *c, const char *opt, const char *msg)
@@ -107,19 +139,23 @@ static int set_err(struct bench_ctx *c, const char *opt, const char *msg)
 
 static int parse_sweep(struct bench_ctx *c, const char *arg)
 {
-	static const char *const keys[] = {"iodepth", "numjobs", "bs", "record", "threads"};
+	static const char *const keys[] = {"iodepth", "numjobs", "bs", "record",
+					   "threads"};
 	const char *eq = strchr(arg, '=');
 	char msg[256];
 
 	if (!eq || eq - arg >= (long)sizeof(c->sweep_key))
 		return set_err(c, "sweep", "expected KEY=LIST, e.g. iodepth=1,2,4..256");
 	snprintf(c->sweep_key, sizeof(c->sweep_key), "%.*s", (int)(eq - arg), arg);
-	bool known = false, sizes = !strcmp(c->sweep_key, "bs") || !strcmp(c->sweep_key, "record");
+	bool known = false,
+	     sizes = !strcmp(c->sweep_key, "bs") || !strcmp(c->sweep_key, "record");
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		known |= !strcmp(c->sweep_key, keys[i]);
 	if (!known)
-		return set_err(c, "sweep", "key must be iodepth, numjobs, bs, record or threads");
-	if (parse_list(eq + 1, sizes, c->sweep, SWEEP_POINTS_MAX, &c->nsweep, msg, sizeof(msg)))
+		return set_err(c, "sweep",
+			       "key must be iodepth, numjobs, bs, record or threads");
+	if (parse_list(eq + 1, sizes, c->sweep, SWEEP_POINTS_MAX, &c->nsweep, msg,
+		       sizeof(msg)))
 		return set_err(c, "sweep", msg);
 	return 0;
 }
@@ -145,7 +181,8 @@ static int parse_sz(struct bench_ctx *c, const char *name, const char *arg, uint
 	return 0;
 }
 
-static int parse_dur(struct bench_ctx *c, const char *name, const char *arg, uint64_t *out)
+static int parse_dur(struct bench_ctx *c, const char *name, const char *arg,
+		     uint64_t *out)
 {
 	char msg[256];
 
@@ -164,7 +201,8 @@ static int parse_rate_pair(struct bench_ctx *c, const char *arg)
 		*comma = 0;
 	if (*buf && parse_rate(buf, &c->io.rate[DIR_READ], msg, sizeof(msg)))
 		return set_err(c, "rate", msg);
-	if (comma && comma[1] && parse_rate(comma + 1, &c->io.rate[DIR_WRITE], msg, sizeof(msg)))
+	if (comma && comma[1] &&
+	    parse_rate(comma + 1, &c->io.rate[DIR_WRITE], msg, sizeof(msg)))
 		return set_err(c, "rate", msg);
 	if (!comma)
 		c->io.rate[DIR_WRITE] = c->io.rate[DIR_READ];
@@ -179,7 +217,8 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 
 	switch (opt) {
 	case O_RW:
-		return parse_rw(arg, &c->io.rw, msg, sizeof(msg)) ? set_err(c, "rw", msg) : 0;
+		return parse_rw(arg, &c->io.rw, msg, sizeof(msg)) ? set_err(c, "rw", msg)
+								  : 0;
 	case O_RWMIX:
 		if (parse_uint(arg, 0, 100, &v, msg, sizeof(msg)) && strcmp(arg, "0"))
 			return set_err(c, "rwmixread", msg);
@@ -197,7 +236,8 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 	case O_NUMJOBS:
 		return parse_u32(c, "numjobs", arg, 256, &c->io.numjobs);
 	case O_BATCH:
-		return parse_u32(c, "iodepth_batch_submit", arg, 4096, &c->io.batch_submit);
+		return parse_u32(c, "iodepth_batch_submit", arg, 4096,
+				 &c->io.batch_submit);
 	case O_SIZE:
 		c->size_set = true;
 		if (parse_sz(c, "size", arg, &v))
@@ -244,9 +284,10 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 		return 0;
 	case O_RATE_R:
 	case O_RATE_W:
-		if (parse_rate(arg, &c->io.rate[opt == O_RATE_R ? DIR_READ : DIR_WRITE], msg,
-			       sizeof(msg)))
-			return set_err(c, opt == O_RATE_R ? "rate-read" : "rate-write", msg);
+		if (parse_rate(arg, &c->io.rate[opt == O_RATE_R ? DIR_READ : DIR_WRITE],
+			       msg, sizeof(msg)))
+			return set_err(c, opt == O_RATE_R ? "rate-read" : "rate-write",
+				       msg);
 		return 0;
 	case O_RATE:
 		return parse_rate_pair(c, arg);
@@ -314,7 +355,8 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 		c->quiet = true;
 		return 0;
 	default:
-		snprintf(c->err, sizeof(c->err), "unknown option (see pmwal bench --help)");
+		snprintf(c->err, sizeof(c->err),
+			 "unknown option (see pmwal bench --help)");
 		return -1;
 	}
 }
@@ -332,8 +374,8 @@ int ctx_parse(struct bench_ctx *c, int argc, char **argv)
 			return -1;
 		}
 		if (opt == '?' || opt == ':') {
-			snprintf(c->err, sizeof(c->err), "unknown option or missing value: %s",
-				 argv[optind - 1]);
+			snprintf(c->err, sizeof(c->err),
+				 "unknown option or missing value: %s", argv[optind - 1]);
 			return -1;
 		}
 		if (parse_one(c, opt, optarg))
@@ -383,7 +425,8 @@ static void ctx_init(struct bench_ctx *c)
 	c->targets = json_array();
 }
 
-static const char *io_target(struct bench_ctx *c, int i, int role, char *label, size_t len)
+static const char *io_target(struct bench_ctx *c, int i, int role, char *label,
+			     size_t len)
 {
 	return target_resolve(c->npos > i ? c->pos[i] : "flash", role, label, len);
 }
@@ -437,9 +480,13 @@ static const struct {
 	const char *name;
 	int (*run)(struct bench_ctx *c);
 } modes[] = {
-	{"io", mode_io},	 {"log", mode_log},	 {"recovery", mode_recovery},
-	{"primitives", mode_primitives}, {"dual", run_dual}, {"compare", run_compare},
-	{"suite", run_suite},
+    {"io", mode_io},
+    {"log", mode_log},
+    {"recovery", mode_recovery},
+    {"primitives", mode_primitives},
+    {"dual", run_dual},
+    {"compare", run_compare},
+    {"suite", run_suite},
 };
 
 static int write_outputs(struct bench_ctx *c)
@@ -513,8 +560,10 @@ int cmd_bench(int argc, char **argv)
 		return help ? 0 : BENCH_EXIT_USAGE;
 	}
 	if (run == run_suite && first == 1 && c.npos) {
-		fprintf(stderr, "pmwal bench: unknown mode '%s' (io, log, recovery, primitives, "
-				"dual, compare)\n", c.pos[0]);
+		fprintf(stderr,
+			"pmwal bench: unknown mode '%s' (io, log, recovery, primitives, "
+			"dual, compare)\n",
+			c.pos[0]);
 		json_decref(c.root);
 		json_decref(c.targets);
 		return BENCH_EXIT_USAGE;
@@ -531,7 +580,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (bench_stop) {
 		fprintf(stderr, "pmwal bench: interrupted; writing what was measured\n");
-		json_object_set_new(json_object_get(c.root, "pmwal"), "interrupted", json_true());
+		json_object_set_new(json_object_get(c.root, "pmwal"), "interrupted",
+				    json_true());
 		ctx_note_status(&c, -EINTR);
 	}
 	if (json_array_size(json_object_get(c.root, "jobs")) && write_outputs(&c)) {

@@ -35,7 +35,8 @@ static void jobs_rows(FILE *f, json_t *job)
 	static const char *const dirs[] = {"read", "write"};
 
 	for (int i = 0; i < 2; i++) {
-		json_t *d = json_object_get(job, dirs[i]), *c = json_object_get(d, "clat_ns");
+		json_t *d = json_object_get(job, dirs[i]),
+		       *c = json_object_get(d, "clat_ns");
 		json_t *p = json_object_get(c, "percentile");
 		if (!json_integer_value(json_object_get(d, "total_ios")))
 			continue;
@@ -44,9 +45,11 @@ static void jobs_rows(FILE *f, json_t *job)
 		put_quoted(f, jstr(pm, "phase"));
 		fputc(',', f);
 		put_quoted(f, jstr(pm, "target"));
-		fprintf(f, ",%d,%s,%.1f,%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT
-			   ",%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT
-			   ",%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT ",%.1f,%.1f\n",
+		fprintf(f,
+			",%d,%s,%.1f,%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT
+			",%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT
+			",%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT
+			",%" JSON_INTEGER_FORMAT ",%.1f,%.1f\n",
 			json_is_true(json_object_get(pm, "emulated")), dirs[i],
 			json_real_value(json_object_get(d, "iops")),
 			json_integer_value(json_object_get(d, "bw_bytes")),
@@ -55,7 +58,8 @@ static void jobs_rows(FILE *f, json_t *job)
 			json_integer_value(json_object_get(p, "99.000000")),
 			json_integer_value(json_object_get(p, "99.900000")),
 			json_integer_value(json_object_get(p, "99.990000")),
-			json_integer_value(json_object_get(c, "max")), json_real_value(json_object_get(c, "mean")),
+			json_integer_value(json_object_get(c, "max")),
+			json_real_value(json_object_get(c, "mean")),
 			json_real_value(json_object_get(pm, "cpu_ns_per_io")));
 	}
 }
@@ -98,18 +102,20 @@ int csv_write(json_t *root, const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	FILE *f = open_csv(dir, "jobs.csv",
-			   "job,phase,target,emulated,dir,iops,bw_bytes,p50_ns,p90_ns,p99_ns,"
-			   "p99.9_ns,p99.99_ns,max_ns,mean_ns,cpu_ns_per_io",
-			   err, errlen);
+	FILE *f =
+	    open_csv(dir, "jobs.csv",
+		     "job,phase,target,emulated,dir,iops,bw_bytes,p50_ns,p90_ns,p99_ns,"
+		     "p99.9_ns,p99.99_ns,max_ns,mean_ns,cpu_ns_per_io",
+		     err, errlen);
 	if (!f)
 		return -1;
 	json_array_foreach(jobs, i, job) jobs_rows(f, job);
 	fclose(f);
-	f = open_csv(dir, "series.csv",
-		     "job,t_s,read_bw_bytes,write_bw_bytes,read_iops,write_iops,read_p99_ns,"
-		     "write_p99_ns",
-		     err, errlen);
+	f = open_csv(
+	    dir, "series.csv",
+	    "job,t_s,read_bw_bytes,write_bw_bytes,read_iops,write_iops,read_p99_ns,"
+	    "write_p99_ns",
+	    err, errlen);
 	if (!f)
 		return -1;
 	json_array_foreach(jobs, i, job) series_rows(f, job);

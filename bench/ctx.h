@@ -25,17 +25,17 @@ struct bench_ctx {
 	uint64_t sweep[SWEEP_POINTS_MAX];
 	int nsweep;
 	uint32_t clients;
-	const char *client_b;   /* dual: option overrides for the second client */
-	uint64_t fill_bytes;    /* recovery */
-	uint64_t prim_ns;       /* primitives: time each */
+	const char *client_b; /* dual: option overrides for the second client */
+	uint64_t fill_bytes;  /* recovery */
+	uint64_t prim_ns;     /* primitives: time each */
 	bool quick;
 	bool force;
 	bool runtime_set;
 	bool size_set;
 	bool quiet;
 	json_t *root;
-	json_t *targets;        /* targets used, for the environment record */
-	int status;             /* worst exit status so far */
+	json_t *targets; /* targets used, for the environment record */
+	int status;	 /* worst exit status so far */
 	char err[512];
 };
 

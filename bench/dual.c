@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define DUAL_CLIENTS_MAX 16
-#define DUAL_JSON_MAX (4u << 20)
+#define DUAL_JSON_MAX	 (4u << 20)
 
 /* What a child hands back: its counters and histograms, and its job JSON. */
 struct dual_slot {
@@ -42,8 +42,10 @@ static int client_spec(struct bench_ctx *c, int i, struct io_spec *out)
 	snprintf(buf, sizeof(buf), "%s", c->client_b);
 	argv[argc++] = "b";
 	static char args[64][128];
-	for (char *t = strtok_r(buf, " ", &save); t && argc < 63; t = strtok_r(NULL, " ", &save)) {
-		snprintf(args[argc], sizeof(args[0]), "%s%s", strncmp(t, "--", 2) ? "--" : "", t);
+	for (char *t = strtok_r(buf, " ", &save); t && argc < 63;
+	     t = strtok_r(NULL, " ", &save)) {
+		snprintf(args[argc], sizeof(args[0]), "%s%s",
+			 strncmp(t, "--", 2) ? "--" : "", t);
 		argv[argc] = args[argc];
 		argc++;
 	}
@@ -83,8 +85,8 @@ static void child(struct io_spec *s, int gate, struct dual_slot *slot, const cha
 	_exit(0);
 }
 
-static int run_clients(struct bench_ctx *c, struct io_spec *specs, int n, const char *label,
-		       struct dual_slot *slots)
+static int run_clients(struct bench_ctx *c, struct io_spec *specs, int n,
+		       const char *label, struct dual_slot *slots)
 {
 	int gate[2];
 	pid_t pid[DUAL_CLIENTS_MAX];
@@ -109,7 +111,8 @@ static int run_clients(struct bench_ctx *c, struct io_spec *specs, int n, const 
 	return 0;
 }
 
-static json_t *sum_job(struct dual_slot *slots, int n, const char *target, const char *label)
+static json_t *sum_job(struct dual_slot *slots, int n, const char *target,
+		       const char *label)
 {
 	struct run_result *r = result_new();
 
@@ -130,8 +133,8 @@ static json_t *sum_job(struct dual_slot *slots, int n, const char *target, const
 	return job;
 }
 
-static void add_client_job(struct bench_ctx *c, struct dual_slot *slot, const char *prefix,
-			   int i)
+static void add_client_job(struct bench_ctx *c, struct dual_slot *slot,
+			   const char *prefix, int i)
 {
 	json_t *job = json_loads(slot->json, 0, NULL);
 	char name[160];
@@ -157,7 +160,8 @@ int run_dual(struct bench_ctx *c)
 	if (n > DUAL_CLIENTS_MAX)
 		n = DUAL_CLIENTS_MAX;
 	if (!c->io.target)
-		c->io.target = target_resolve(c->npos ? c->pos[0] : "flash", 0, label, sizeof(label));
+		c->io.target = target_resolve(c->npos ? c->pos[0] : "flash", 0, label,
+					      sizeof(label));
 	else
 		target_resolve(c->io.target, 0, label, sizeof(label));
 	for (int i = 0; i < n; i++)
@@ -167,8 +171,9 @@ int run_dual(struct bench_ctx *c)
 	 * once, not by the clients at the same time. */
 	for (int i = 0; i < n && !bench_stop; i++)
 		io_resolve_caps(&specs[i], NULL);
-	struct dual_slot *slots = mmap(NULL, sizeof(*slots) * (size_t)n, PROT_READ | PROT_WRITE,
-				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct dual_slot *slots =
+	    mmap(NULL, sizeof(*slots) * (size_t)n, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (slots == MAP_FAILED) {
 		snprintf(c->err, sizeof(c->err), "mmap: %s", strerror(errno));
 		return -1;

@@ -14,11 +14,11 @@
 
 #include <stdint.h>
 
-#define HIST_SUB_BITS 7
+#define HIST_SUB_BITS  7
 #define HIST_SUB_COUNT (1u << HIST_SUB_BITS)
 /* Values are clamped below 2^48 ns (~3 days): 42 powers of two above 128. */
 #define HIST_MAX_SHIFT 41
-#define HIST_BUCKETS ((HIST_MAX_SHIFT + 1) * HIST_SUB_COUNT)
+#define HIST_BUCKETS   ((HIST_MAX_SHIFT + 1) * HIST_SUB_COUNT)
 #define HIST_VALUE_MAX ((UINT64_C(1) << 48) - 1)
 /* Bound on |reported - true| / true for any percentile. */
 #define HIST_REL_ERROR (1.0 / (2.0 * HIST_SUB_COUNT))

@@ -31,15 +31,15 @@
 #include "pmr.h"
 
 #define IO_DEFAULT_FILE_BYTES (UINT64_C(1) << 30)
-#define IO_QD_MAX 4096u
-#define IO_JOBS_MAX 256u
-#define LAYOUT_CHUNK_BYTES (UINT64_C(1) << 20)
+#define IO_QD_MAX	      4096u
+#define IO_JOBS_MAX	      256u
+#define LAYOUT_CHUNK_BYTES    (UINT64_C(1) << 20)
 
 struct io_shared {
 	const struct io_spec *spec;
 	int fd;
 	struct pmr_region *region;
-	uint64_t target_bytes;   /* bytes of the target in use */
+	uint64_t target_bytes; /* bytes of the target in use */
 	uint32_t sector_bytes;
 	pthread_barrier_t start;
 	volatile int abort;
@@ -64,7 +64,7 @@ struct io_job {
 	uint32_t nfree;
 	uint32_t inflight;
 	uint64_t off0, slice_bytes, seq_pos;
-	uint64_t ops_left;      /* size-based runs: ops still to issue */
+	uint64_t ops_left; /* size-based runs: ops still to issue */
 	uint64_t rng;
 	struct limiter lim[DIR_COUNT];
 	struct thread_stats st;
@@ -116,8 +116,8 @@ static int pick_dir(struct io_job *j, uint64_t now, uint64_t *wait_ns)
 	if (!w)
 		return d;
 	int o = !d;
-	bool other_ok = rw_has_dir(s->rw, o) && (o == DIR_READ ? s->rwmixread > 0
-							       : s->rwmixread < 100);
+	bool other_ok = rw_has_dir(s->rw, o) &&
+			(o == DIR_READ ? s->rwmixread > 0 : s->rwmixread < 100);
 	if (other_ok) {
 		uint64_t w2 = limiter_take(&j->lim[o], now, s->bs_bytes);
 		if (!w2)
@@ -188,20 +188,24 @@ static int reap(struct io_job *j)
 		uint32_t slot = (uint32_t)cqe->user_data;
 		int d = j->slots[slot].dir;
 		if (cqe->res == -EOPNOTSUPP || (cqe->res == -EINVAL && s->direct)) {
-			job_fail(j, cqe->res, "%s refused: %s (O_DIRECT alignment, or polled "
-				 "I/O not supported here)", d == DIR_READ ? "read" : "write");
+			job_fail(j, cqe->res,
+				 "%s refused: %s (O_DIRECT alignment, or polled "
+				 "I/O not supported here)",
+				 d == DIR_READ ? "read" : "write");
 			j->err = PMWAL_BENCH_EUSAGE;
 		} else if (cqe->res < 0)
 			job_fail(j, cqe->res,
-				 s->hipri ? "%s failed: %s (polled completions need an NVMe "
-					    "device with poll queues; drop --hipri)"
-					  : "%s failed: %s",
+				 s->hipri
+				     ? "%s failed: %s (polled completions need an NVMe "
+				       "device with poll queues; drop --hipri)"
+				     : "%s failed: %s",
 				 d == DIR_READ ? "read" : "write");
 		else if ((uint32_t)cqe->res != s->bs_bytes)
 			job_fail(j, -EIO, "%s was short (end of target?): %s",
 				 d == DIR_READ ? "read" : "write");
 		else
-			tstats_record(&j->st, d, s->bs_bytes, t - j->slots[slot].submit_ns, t);
+			tstats_record(&j->st, d, s->bs_bytes,
+				      t - j->slots[slot].submit_ns, t);
 		j->free_slots[j->nfree++] = slot;
 		j->inflight--;
 		n++;
@@ -224,8 +228,9 @@ static int uring_wait(struct io_job *j, bool queued, uint64_t wait_ns)
 			return ret;
 	}
 	if (wait_ns) {
-		struct __kernel_timespec ts = {.tv_sec = (long long)(wait_ns / 1000000000u),
-					       .tv_nsec = (long long)(wait_ns % 1000000000u)};
+		struct __kernel_timespec ts = {
+		    .tv_sec = (long long)(wait_ns / 1000000000u),
+		    .tv_nsec = (long long)(wait_ns % 1000000000u)};
 		ret = io_uring_wait_cqe_timeout(&j->ring, &cqe, &ts);
 		return ret == -ETIME ? 0 : ret;
 	}
@@ -349,9 +354,12 @@ static int ring_setup(struct io_job *j)
 	}
 	ret = io_uring_queue_init_params(entries, &j->ring, &p);
 	if (ret < 0) {
-		job_fail(j, ret, "io_uring refused (%s): %s; check kernel.io_uring_disabled "
-				 "and seccomp, or drop --sqthread-poll/--hipri",
-			 s->sqpoll ? "SQPOLL" : s->hipri ? "IOPOLL" : "setup");
+		job_fail(j, ret,
+			 "io_uring refused (%s): %s; check kernel.io_uring_disabled "
+			 "and seccomp, or drop --sqthread-poll/--hipri",
+			 s->sqpoll  ? "SQPOLL"
+			 : s->hipri ? "IOPOLL"
+				    : "setup");
 		j->err = PMWAL_BENCH_EUSAGE;
 		return ret;
 	}
@@ -482,7 +490,8 @@ static int open_blockdev(struct io_shared *sh, const char *path, struct stat *st
 	if (!sh->target_bytes)
 		sh->target_bytes = dev_bytes;
 	if (sh->target_bytes > dev_bytes) {
-		snprintf(err, errlen, "--size %" PRIu64 " is larger than %s (%" PRIu64 " bytes)",
+		snprintf(err, errlen,
+			 "--size %" PRIu64 " is larger than %s (%" PRIu64 " bytes)",
 			 sh->target_bytes, path, dev_bytes);
 		return -1;
 	}
@@ -506,11 +515,14 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 		return -1;
 	/* Read-only workloads open read-only: a read benchmark of a device
 	 * needs no write permission, and never dirties anything. */
-	int flags = (writes || !exists ? O_RDWR | O_CREAT : O_RDONLY) | (s->direct ? O_DIRECT : 0);
+	int flags = (writes || !exists ? O_RDWR | O_CREAT : O_RDONLY) |
+		    (s->direct ? O_DIRECT : 0);
 	sh->fd = open(path, flags, 0644);
 	if (sh->fd < 0 && errno == EINVAL && s->direct) {
-		snprintf(err, errlen, "%s: O_DIRECT refused by its filesystem (tmpfs?); put "
-			 "the file on a disk filesystem or pass --direct=0", path);
+		snprintf(err, errlen,
+			 "%s: O_DIRECT refused by its filesystem (tmpfs?); put "
+			 "the file on a disk filesystem or pass --direct=0",
+			 path);
 		return -1;
 	}
 	if (sh->fd < 0) {
@@ -527,17 +539,22 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 		return -1;
 	}
 	if (!sh->target_bytes)
-		sh->target_bytes = st.st_size > 0 ? (uint64_t)st.st_size : IO_DEFAULT_FILE_BYTES;
+		sh->target_bytes =
+		    st.st_size > 0 ? (uint64_t)st.st_size : IO_DEFAULT_FILE_BYTES;
 	if ((uint64_t)st.st_size < sh->target_bytes) {
 		struct statvfs vfs;
 		uint64_t grow = sh->target_bytes - (uint64_t)st.st_size;
-		if (fstatvfs(sh->fd, &vfs) == 0 && grow > (uint64_t)vfs.f_bavail * vfs.f_frsize) {
-			snprintf(err, errlen, "--size %" PRIu64 " is larger than %s can hold "
-				 "(%" PRIu64 " bytes free)", sh->target_bytes, path,
+		if (fstatvfs(sh->fd, &vfs) == 0 &&
+		    grow > (uint64_t)vfs.f_bavail * vfs.f_frsize) {
+			snprintf(err, errlen,
+				 "--size %" PRIu64 " is larger than %s can hold "
+				 "(%" PRIu64 " bytes free)",
+				 sh->target_bytes, path,
 				 (uint64_t)vfs.f_bavail * vfs.f_frsize);
 			return -1;
 		}
-		if (layout_file(path, (uint64_t)st.st_size, sh->target_bytes, err, errlen))
+		if (layout_file(path, (uint64_t)st.st_size, sh->target_bytes, err,
+				errlen))
 			return -1;
 	}
 	return 0;
@@ -551,7 +568,8 @@ static void layout_region(struct pmr_region *r, uint64_t from)
 	uint64_t size = pmr_size(r);
 
 	for (uint64_t off = from; off < size; off += sizeof(zero))
-		pmr_copy_nodrain(r, off, zero, size - off < sizeof(zero) ? size - off : sizeof(zero));
+		pmr_copy_nodrain(r, off, zero,
+				 size - off < sizeof(zero) ? size - off : sizeof(zero));
 	pmr_barrier(r);
 }
 
@@ -563,7 +581,8 @@ static int open_region_target(struct io_shared *sh, struct run_result *r, char *
 	struct pmr_info info;
 	struct stat st;
 	bool pmem_file = !strncmp(s->target, "pmem:", 5);
-	uint64_t old_bytes = pmem_file && stat(s->target + 5, &st) == 0 ? (uint64_t)st.st_size : 0;
+	uint64_t old_bytes =
+	    pmem_file && stat(s->target + 5, &st) == 0 ? (uint64_t)st.st_size : 0;
 
 	if (old_bytes && rw_has_dir(s->rw, DIR_WRITE) &&
 	    target_check_writable(s->target, s->force, err, errlen))
@@ -575,8 +594,10 @@ static int open_region_target(struct io_shared *sh, struct run_result *r, char *
 	pmr_get_info(sh->region, &info);
 	sh->target_bytes = s->size_bytes ? s->size_bytes : pmr_size(sh->region);
 	if (sh->target_bytes > pmr_size(sh->region)) {
-		snprintf(err, errlen, "--size %" PRIu64 " is larger than region %s (%" PRIu64
-			 " bytes)", sh->target_bytes, s->target, pmr_size(sh->region));
+		snprintf(err, errlen,
+			 "--size %" PRIu64 " is larger than region %s (%" PRIu64
+			 " bytes)",
+			 sh->target_bytes, s->target, pmr_size(sh->region));
 		return -1;
 	}
 	r->emulated = info.emulated;
@@ -589,13 +610,16 @@ static int check_spec(const struct io_spec *s, const struct io_shared *sh, char 
 		      size_t errlen)
 {
 	if (!sh->region && s->direct && s->bs_bytes % sh->sector_bytes) {
-		snprintf(err, errlen, "--bs %u is not a multiple of the %u-byte sector "
-			 "(O_DIRECT needs it)", s->bs_bytes, sh->sector_bytes);
+		snprintf(err, errlen,
+			 "--bs %u is not a multiple of the %u-byte sector "
+			 "(O_DIRECT needs it)",
+			 s->bs_bytes, sh->sector_bytes);
 		return -1;
 	}
 	uint64_t slice = sh->target_bytes / s->numjobs;
 	if (slice < s->bs_bytes) {
-		snprintf(err, errlen, "--size %" PRIu64 " leaves less than one --bs per job",
+		snprintf(err, errlen,
+			 "--size %" PRIu64 " leaves less than one --bs per job",
 			 sh->target_bytes);
 		return -1;
 	}
@@ -642,7 +666,8 @@ static void supervise(const struct io_spec *s, struct io_job *jobs, struct run_r
 	uint64_t el = now_ns() - t0;
 	r->usr_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
 	r->sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
-	r->ctx_switches = (uint64_t)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw);
+	r->ctx_switches =
+	    (uint64_t)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw);
 	r->runtime_ns = el > s->ramp_ns ? el - s->ramp_ns : 0;
 	if (s->runtime_ns && r->runtime_ns > s->runtime_ns)
 		r->runtime_ns = s->runtime_ns;

@@ -29,24 +29,25 @@ void io_jobname(const struct io_spec *s, char *buf, size_t len)
 
 	size_str(bs, sizeof(bs), s->bs_bytes);
 	if (s->rw == RW_RANDRW || s->rw == RW_RW)
-		snprintf(buf, len, "%s%d bs=%s qd=%u jobs=%u", rw_name(s->rw), s->rwmixread, bs,
-			 s->iodepth, s->numjobs);
+		snprintf(buf, len, "%s%d bs=%s qd=%u jobs=%u", rw_name(s->rw),
+			 s->rwmixread, bs, s->iodepth, s->numjobs);
 	else
-		snprintf(buf, len, "%s bs=%s qd=%u jobs=%u", rw_name(s->rw), bs, s->iodepth,
-			 s->numjobs);
+		snprintf(buf, len, "%s bs=%s qd=%u jobs=%u", rw_name(s->rw), bs,
+			 s->iodepth, s->numjobs);
 }
 
 json_t *io_options_json(const struct io_spec *s)
 {
-	return json_pack("{s:s,s:s,s:i,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:b,s:b,s:b,s:I,s:I,s:f,s:f}",
-			 "target", s->target, "rw", rw_name(s->rw), "rwmixread", s->rwmixread,
-			 "bs", (json_int_t)s->bs_bytes, "iodepth", (json_int_t)s->iodepth,
-			 "numjobs", (json_int_t)s->numjobs, "iodepth_batch_submit", (json_int_t)s->batch_submit, "size", (json_int_t)s->size_bytes,
-			 "runtime_s", s->runtime_ns / 1e9, "ramp_s", s->ramp_ns / 1e9,
-			 "direct", s->direct, "sqthread_poll", s->sqpoll, "hipri", s->hipri,
-			 "rate_read", (json_int_t)s->rate[DIR_READ].bytes_per_s, "rate_write",
-			 (json_int_t)s->rate[DIR_WRITE].bytes_per_s, "rate_read_pct",
-			 s->rate[DIR_READ].pct, "rate_write_pct", s->rate[DIR_WRITE].pct);
+	return json_pack(
+	    "{s:s,s:s,s:i,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:b,s:b,s:b,s:I,s:I,s:f,s:f}",
+	    "target", s->target, "rw", rw_name(s->rw), "rwmixread", s->rwmixread, "bs",
+	    (json_int_t)s->bs_bytes, "iodepth", (json_int_t)s->iodepth, "numjobs",
+	    (json_int_t)s->numjobs, "iodepth_batch_submit", (json_int_t)s->batch_submit,
+	    "size", (json_int_t)s->size_bytes, "runtime_s", s->runtime_ns / 1e9, "ramp_s",
+	    s->ramp_ns / 1e9, "direct", s->direct, "sqthread_poll", s->sqpoll, "hipri",
+	    s->hipri, "rate_read", (json_int_t)s->rate[DIR_READ].bytes_per_s,
+	    "rate_write", (json_int_t)s->rate[DIR_WRITE].bytes_per_s, "rate_read_pct",
+	    s->rate[DIR_READ].pct, "rate_write_pct", s->rate[DIR_WRITE].pct);
 }
 
 static size_t cat(char *buf, size_t len, size_t at, const char *fmt, const char *arg)
@@ -83,8 +84,8 @@ void io_fio_command(const struct io_spec *s, char *buf, size_t len)
 	snprintf(v, sizeof(v), "%u", s->numjobs);
 	at = cat(buf, len, at, " --numjobs=%s", v);
 	if (s->size_bytes) {
-		size_str(slice, sizeof(slice), s->size_bytes / s->numjobs / s->bs_bytes *
-						       s->bs_bytes);
+		size_str(slice, sizeof(slice),
+			 s->size_bytes / s->numjobs / s->bs_bytes * s->bs_bytes);
 		at = cat(buf, len, at, " --size=%s", slice);
 		if (s->numjobs > 1)
 			at = cat(buf, len, at, " --offset_increment=%s", slice);
@@ -108,7 +109,8 @@ void io_fio_command(const struct io_spec *s, char *buf, size_t len)
 	if (s->hipri)
 		at = cat(buf, len, at, "%s", " --hipri");
 	if (s->rate[0].bytes_per_s || s->rate[1].bytes_per_s) {
-		snprintf(v, sizeof(v), "%" PRIu64 ",%" PRIu64, s->rate[0].bytes_per_s / s->numjobs,
+		snprintf(v, sizeof(v), "%" PRIu64 ",%" PRIu64,
+			 s->rate[0].bytes_per_s / s->numjobs,
 			 s->rate[1].bytes_per_s / s->numjobs);
 		at = cat(buf, len, at, " --rate=%s", v);
 	}
@@ -121,10 +123,12 @@ static double calibrate(const struct io_spec *spec, int dir)
 	struct io_spec c = *spec;
 	bool rnd = rw_is_random(spec->rw);
 
-	c.rw = dir == DIR_READ ? (rnd ? RW_RANDREAD : RW_READ) : (rnd ? RW_RANDWRITE : RW_WRITE);
+	c.rw = dir == DIR_READ ? (rnd ? RW_RANDREAD : RW_READ)
+			       : (rnd ? RW_RANDWRITE : RW_WRITE);
 	memset(c.rate, 0, sizeof(c.rate));
-	c.runtime_ns = spec->runtime_ns && spec->runtime_ns < 3000000000ull ? spec->runtime_ns
-									      : 3000000000ull;
+	c.runtime_ns = spec->runtime_ns && spec->runtime_ns < 3000000000ull
+			   ? spec->runtime_ns
+			   : 3000000000ull;
 	c.ramp_ns = spec->ramp_ns < 500000000ull ? spec->ramp_ns : 500000000ull;
 	struct run_result *r = io_run(&c);
 	double bw = 0;
@@ -147,10 +151,10 @@ void io_resolve_caps(struct io_spec *spec, json_t *notes)
 			spec->rate[d].bytes_per_s = 1;
 		if (notes)
 			json_object_set_new(
-				notes, d == DIR_READ ? "read" : "write",
-				json_pack("{s:f,s:f,s:I}", "max_bw_bytes", max, "pct",
-					  spec->rate[d].pct, "cap_bw_bytes",
-					  (json_int_t)spec->rate[d].bytes_per_s));
+			    notes, d == DIR_READ ? "read" : "write",
+			    json_pack("{s:f,s:f,s:I}", "max_bw_bytes", max, "pct",
+				      spec->rate[d].pct, "cap_bw_bytes",
+				      (json_int_t)spec->rate[d].bytes_per_s));
 	}
 }
 

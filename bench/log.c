@@ -26,7 +26,7 @@
 
 #define LOG_THREADS_MAX 1024u
 /* Buffered policy: appends awaiting durability per thread (bounded). */
-#define LOG_PENDING_MAX 4096u
+#define LOG_PENDING_MAX	     4096u
 #define LOG_DEFAULT_CAPACITY (UINT64_C(256) << 20)
 
 struct log_shared {
@@ -74,26 +74,27 @@ void log_jobname(const struct log_spec *s, char *buf, size_t len)
 		 s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
 		 s->group_window_us ? " win" : "");
 	if (s->group_window_us)
-		snprintf(buf + strlen(buf), len - strlen(buf), "=%uus", s->group_window_us);
+		snprintf(buf + strlen(buf), len - strlen(buf), "=%uus",
+			 s->group_window_us);
 }
 
 json_t *log_options_json(const struct log_spec *s)
 {
-	return json_pack("{s:s,s:I,s:I,s:s,s:I,s:I,s:f,s:f}", "target", s->target,
-			 "record_size", (json_int_t)s->record_bytes, "threads",
-			 (json_int_t)s->threads, "commit",
-			 s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
-			 "group_window_us", (json_int_t)s->group_window_us, "capacity",
-			 (json_int_t)s->capacity_bytes, "runtime_s", s->runtime_ns / 1e9,
-			 "ramp_s", s->ramp_ns / 1e9);
+	return json_pack(
+	    "{s:s,s:I,s:I,s:s,s:I,s:I,s:f,s:f}", "target", s->target, "record_size",
+	    (json_int_t)s->record_bytes, "threads", (json_int_t)s->threads, "commit",
+	    s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
+	    "group_window_us", (json_int_t)s->group_window_us, "capacity",
+	    (json_int_t)s->capacity_bytes, "runtime_s", s->runtime_ns / 1e9, "ramp_s",
+	    s->ramp_ns / 1e9);
 }
 
 static void thread_fail(struct log_thread *t, int err, const char *what)
 {
 	if (!t->err) {
 		t->err = err;
-		snprintf(t->errmsg, sizeof(t->errmsg), "%s: %s (%s)", what, pmwal_strerror(err),
-			 pmwal_errmsg(t->sh->w));
+		snprintf(t->errmsg, sizeof(t->errmsg), "%s: %s (%s)", what,
+			 pmwal_strerror(err), pmwal_errmsg(t->sh->w));
 	}
 	t->sh->abort = 1;
 }
@@ -187,13 +188,13 @@ static void *appender(void *arg)
 static int open_log(const struct log_spec *s, struct pmwal **w, char *err, size_t errlen)
 {
 	struct pmwal_options o = {
-		.target = s->target,
-		.capacity_bytes = s->capacity_bytes,
-		.flags = PMWAL_OPEN_CREATE | s->open_flags,
-		.commit_policy = s->commit_policy,
-		.group_window_us = s->group_window_us,
-		.errmsg_buf = err,
-		.errmsg_len = errlen,
+	    .target = s->target,
+	    .capacity_bytes = s->capacity_bytes,
+	    .flags = PMWAL_OPEN_CREATE | s->open_flags,
+	    .commit_policy = s->commit_policy,
+	    .group_window_us = s->group_window_us,
+	    .errmsg_buf = err,
+	    .errmsg_len = errlen,
 	};
 
 	if (target_check_writable(s->target, s->force, err, errlen))
@@ -215,19 +216,20 @@ static json_t *log_section(const struct log_spec *s, struct pmwal *w,
 
 	memset(&info, 0, sizeof(info));
 	pmwal_stat(w, &info);
-	return json_pack("{s:I,s:I,s:s,s:I,s:f,s:f,s:f,s:s,s:s,s:s,s:s,s:b,s:b,s:I,s:I}",
-			 "record_bytes", (json_int_t)s->record_bytes, "threads",
-			 (json_int_t)s->threads, "commit",
-			 s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
-			 "group_window_us", (json_int_t)s->group_window_us, "appends_per_s",
-			 sec > 0 ? r->dir[DIR_WRITE].ops / sec : 0.0, "bytes_per_s",
-			 sec > 0 ? r->dir[DIR_WRITE].bytes / sec : 0.0, "records_per_group",
-			 info.groups_written ? (double)info.records_written / info.groups_written
-					     : 0.0,
-			 "medium", info.medium, "io_path", info.io_path, "durability",
-			 info.durability, "granularity", info.granularity, "emulated",
-			 info.emulated, "direct_io", info.direct_io, "releases",
-			 (json_int_t)releases, "capacity_bytes", (json_int_t)info.capacity_bytes);
+	return json_pack(
+	    "{s:I,s:I,s:s,s:I,s:f,s:f,s:f,s:s,s:s,s:s,s:s,s:b,s:b,s:I,s:I}",
+	    "record_bytes", (json_int_t)s->record_bytes, "threads",
+	    (json_int_t)s->threads, "commit",
+	    s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
+	    "group_window_us", (json_int_t)s->group_window_us, "appends_per_s",
+	    sec > 0 ? r->dir[DIR_WRITE].ops / sec : 0.0, "bytes_per_s",
+	    sec > 0 ? r->dir[DIR_WRITE].bytes / sec : 0.0, "records_per_group",
+	    info.groups_written ? (double)info.records_written / info.groups_written
+				: 0.0,
+	    "medium", info.medium, "io_path", info.io_path, "durability", info.durability,
+	    "granularity", info.granularity, "emulated", info.emulated, "direct_io",
+	    info.direct_io, "releases", (json_int_t)releases, "capacity_bytes",
+	    (json_int_t)info.capacity_bytes);
 }
 
 static double tv_s(struct timeval tv)
@@ -235,7 +237,8 @@ static double tv_s(struct timeval tv)
 	return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
-static void run_threads(struct log_shared *sh, struct log_thread *th, struct run_result *r)
+static void run_threads(struct log_shared *sh, struct log_thread *th,
+			struct run_result *r)
 {
 	const struct log_spec *s = sh->spec;
 	struct rusage ru0, ru1;
@@ -265,7 +268,8 @@ static void run_threads(struct log_shared *sh, struct log_thread *th, struct run
 		r->runtime_ns = s->runtime_ns;
 	r->usr_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
 	r->sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
-	r->ctx_switches = (uint64_t)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw);
+	r->ctx_switches =
+	    (uint64_t)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw);
 	r->interrupted = bench_stop;
 }
 
@@ -297,8 +301,10 @@ struct run_result *log_run(const struct log_spec *s, json_t **extra)
 	if (!r)
 		return NULL;
 	if (!s->threads || s->threads > LOG_THREADS_MAX || !s->record_bytes) {
-		snprintf(r->errmsg, sizeof(r->errmsg), "--threads must be in 1..%u and "
-			 "--record-size above 0", LOG_THREADS_MAX);
+		snprintf(r->errmsg, sizeof(r->errmsg),
+			 "--threads must be in 1..%u and "
+			 "--record-size above 0",
+			 LOG_THREADS_MAX);
 		r->err = PMWAL_BENCH_EUSAGE;
 		return r;
 	}
@@ -326,7 +332,8 @@ struct run_result *log_run(const struct log_spec *s, json_t **extra)
 	struct pmwal_info info;
 	if (pmwal_stat(sh.w, &info) == 0) {
 		r->emulated = info.emulated;
-		snprintf(r->engine, sizeof(r->engine), "pmwal %s %s", info.io_path, info.durability);
+		snprintf(r->engine, sizeof(r->engine), "pmwal %s %s", info.io_path,
+			 info.durability);
 	}
 	*extra = log_section(s, sh.w, r, sh.releases);
 out:

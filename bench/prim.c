@@ -23,22 +23,20 @@
 
 #include "pmr.h"
 
-#define PRIM_BYTES 4096u
+#define PRIM_BYTES	4096u
 #define PRIM_AREA_BYTES (UINT64_C(64) << 20)
 
 enum prim_kind { PRIM_FDATASYNC, PRIM_ODSYNC, PRIM_RWF_DSYNC, PRIM_PMR_4K, PRIM_PMR_64 };
 
 static const char *const prim_names[] = {
-	[PRIM_FDATASYNC] = "4K write + fdatasync",
-	[PRIM_ODSYNC] = "4K O_DSYNC write",
-	[PRIM_RWF_DSYNC] = "4K RWF_DSYNC write",
-	[PRIM_PMR_4K] = "4K nt-copy + barrier",
-	[PRIM_PMR_64] = "64B nt-copy + barrier",
+    [PRIM_FDATASYNC] = "4K write + fdatasync", [PRIM_ODSYNC] = "4K O_DSYNC write",
+    [PRIM_RWF_DSYNC] = "4K RWF_DSYNC write",   [PRIM_PMR_4K] = "4K nt-copy + barrier",
+    [PRIM_PMR_64] = "64B nt-copy + barrier",
 };
 
 struct prim_ctx {
-	int fd;          /* O_DIRECT */
-	int fd_dsync;    /* O_DIRECT | O_DSYNC */
+	int fd;	      /* O_DIRECT */
+	int fd_dsync; /* O_DIRECT | O_DSYNC */
 	struct pmr_region *region;
 	uint8_t *buf;
 	uint64_t area_bytes;
@@ -54,9 +52,13 @@ static int prim_once(struct prim_ctx *c, int kind, uint64_t off)
 			return -errno ? -errno : -EIO;
 		return fdatasync(c->fd) ? -errno : 0;
 	case PRIM_ODSYNC:
-		return pwrite(c->fd_dsync, c->buf, PRIM_BYTES, (off_t)off) == PRIM_BYTES ? 0 : -EIO;
+		return pwrite(c->fd_dsync, c->buf, PRIM_BYTES, (off_t)off) == PRIM_BYTES
+			   ? 0
+			   : -EIO;
 	case PRIM_RWF_DSYNC:
-		return pwritev2(c->fd, &iov, 1, (off_t)off, RWF_DSYNC) == PRIM_BYTES ? 0 : -errno;
+		return pwritev2(c->fd, &iov, 1, (off_t)off, RWF_DSYNC) == PRIM_BYTES
+			   ? 0
+			   : -errno;
 	case PRIM_PMR_4K:
 		pmr_copy_nodrain(c->region, off, c->buf, PRIM_BYTES);
 		return pmr_barrier(c->region);
@@ -104,13 +106,16 @@ static json_t *prim_measure(struct prim_ctx *c, int kind, const char *target,
 	r->interrupted = bench_stop;
 	if (ret) {
 		r->err = ret;
-		snprintf(r->errmsg, sizeof(r->errmsg), "%s: %s", prim_names[kind], strerror(-ret));
+		snprintf(r->errmsg, sizeof(r->errmsg), "%s: %s", prim_names[kind],
+			 strerror(-ret));
 	}
-	snprintf(r->engine, sizeof(r->engine), "%s", c->region ? "pmr" : "psync O_DIRECT");
+	snprintf(r->engine, sizeof(r->engine), "%s",
+		 c->region ? "pmr" : "psync O_DIRECT");
 	r->emulated = label && strstr(label, "emulated");
 	json_t *opts = json_pack("{s:s,s:s,s:i}", "target", target, "primitive",
 				 prim_names[kind], "iodepth", 1);
-	json_t *job = result_job_json(prim_names[kind], "primitive", target, label, r, opts);
+	json_t *job =
+	    result_job_json(prim_names[kind], "primitive", target, label, r, opts);
 	json_decref(opts);
 	result_free(r);
 	return job;
@@ -147,8 +152,8 @@ static bool is_blockdev(const char *path)
 	return stat(path, &st) == 0 && S_ISBLK(st.st_mode);
 }
 
-json_t *primitives_run(const char *target, const char *label, uint64_t each_ns, bool force,
-		       char *err, size_t errlen)
+json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
+		       bool force, char *err, size_t errlen)
 {
 	struct prim_ctx c = {.fd = -1, .fd_dsync = -1};
 	char path[4096];
@@ -171,8 +176,9 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns, 
 		if (pmr_open(&p, &c.region, err, errlen))
 			goto out;
 		c.area_bytes = pmr_size(c.region) < PRIM_AREA_BYTES ? pmr_size(c.region)
-								     : PRIM_AREA_BYTES;
-		/* Fault the scratch pages in first: page faults are not a barrier's cost. */
+								    : PRIM_AREA_BYTES;
+		/* Fault the scratch pages in first: page faults are not a barrier's cost.
+		 */
 		for (uint64_t off = 0; off < c.area_bytes; off += PRIM_BYTES)
 			pmr_copy_nodrain(c.region, off, c.buf, PRIM_BYTES);
 		pmr_barrier(c.region);

@@ -27,7 +27,9 @@
 
 static const char *verdict_name(int v)
 {
-	return v == PMWAL_CLEAN ? "clean" : v == PMWAL_TORN_TAIL ? "torn tail" : "corrupt";
+	return v == PMWAL_CLEAN	      ? "clean"
+	       : v == PMWAL_TORN_TAIL ? "torn tail"
+				      : "corrupt";
 }
 
 static int fill_log(const char *target, uint64_t fill_bytes, uint32_t rec_bytes,
@@ -75,7 +77,8 @@ static int fill_log(const char *target, uint64_t fill_bytes, uint32_t rec_bytes,
 static int time_open(const char *target, struct pmwal_report *rep, uint64_t *open_ns,
 		     double *cpu_s, char *err, size_t errlen)
 {
-	struct pmwal_options o = {.target = target, .errmsg_buf = err, .errmsg_len = errlen};
+	struct pmwal_options o = {
+	    .target = target, .errmsg_buf = err, .errmsg_len = errlen};
 	struct pmwal *w = NULL;
 	const char *path = !strncmp(target, "pmem:", 5) ? target + 5 : target;
 	int fd = open(path, O_RDONLY);
@@ -93,11 +96,13 @@ static int time_open(const char *target, struct pmwal_report *rep, uint64_t *ope
 	*open_ns = now_ns() - t0;
 	getrusage(RUSAGE_SELF, &ru1);
 	*cpu_s = ru1.ru_utime.tv_sec + ru1.ru_utime.tv_usec / 1e6 + ru1.ru_stime.tv_sec +
-		 ru1.ru_stime.tv_usec / 1e6 - (ru0.ru_utime.tv_sec + ru0.ru_utime.tv_usec / 1e6 +
-					       ru0.ru_stime.tv_sec + ru0.ru_stime.tv_usec / 1e6);
+		 ru1.ru_stime.tv_usec / 1e6 -
+		 (ru0.ru_utime.tv_sec + ru0.ru_utime.tv_usec / 1e6 + ru0.ru_stime.tv_sec +
+		  ru0.ru_stime.tv_usec / 1e6);
 	if (ret) {
 		if (!*err)
-			snprintf(err, errlen, "reopening %s: %s", target, pmwal_strerror(ret));
+			snprintf(err, errlen, "reopening %s: %s", target,
+				 pmwal_strerror(ret));
 		return ret;
 	}
 	*rep = *pmwal_recovery_report(w);
@@ -122,15 +127,16 @@ static double raw_read_bw(const char *target, uint64_t bytes)
 	if (!s.size_bytes)
 		return 0;
 	struct run_result *r = io_run(&s);
-	double bw = r && !r->err && r->runtime_ns ? r->dir[DIR_READ].bytes / (r->runtime_ns / 1e9)
-						  : 0;
+	double bw = r && !r->err && r->runtime_ns
+			? r->dir[DIR_READ].bytes / (r->runtime_ns / 1e9)
+			: 0;
 	result_free(r);
 	return bw;
 }
 
 static json_t *recovery_job(const char *target, const char *label, uint64_t written,
-			    const struct pmwal_report *rep, uint64_t open_ns, double cpu_s,
-			    double raw_bw)
+			    const struct pmwal_report *rep, uint64_t open_ns,
+			    double cpu_s, double raw_bw)
 {
 	struct run_result *r = result_new();
 	uint64_t scanned = rep->blocks * PMWAL_BLOCK_BYTES;
@@ -145,28 +151,31 @@ static json_t *recovery_job(const char *target, const char *label, uint64_t writ
 	hist_record(&r->dir[DIR_READ].lat, open_ns);
 	snprintf(r->engine, sizeof(r->engine), "pmwal_open (recovery)");
 	r->emulated = label && strstr(label, "emulated");
-	json_t *opts = json_pack("{s:s,s:I}", "target", target, "fill_bytes", (json_int_t)written);
+	json_t *opts =
+	    json_pack("{s:s,s:I}", "target", target, "fill_bytes", (json_int_t)written);
 	json_t *job = result_job_json("recovery", "recovery", target, label, r, opts);
 	double bw = sec > 0 ? scanned / sec : 0;
 	json_object_set_new(
-		json_object_get(job, "pmwal"), "recovery",
-		json_pack("{s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:s,s:s}", "fill_bytes",
-			  (json_int_t)written, "records", (json_int_t)rep->records,
-			  "payload_bytes", (json_int_t)rep->payload_bytes, "scanned_bytes",
-			  (json_int_t)scanned, "open_s", sec, "scan_s", rep->elapsed_ns / 1e9,
-			  "s_per_gib", gib > 0 ? sec / gib : 0.0, "bw_bytes", bw,
-			  "raw_read_bw_bytes", raw_bw, "verdict", verdict_name(rep->verdict),
-			  "detail", rep->detail));
+	    json_object_get(job, "pmwal"), "recovery",
+	    json_pack("{s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:s,s:s}", "fill_bytes",
+		      (json_int_t)written, "records", (json_int_t)rep->records,
+		      "payload_bytes", (json_int_t)rep->payload_bytes, "scanned_bytes",
+		      (json_int_t)scanned, "open_s", sec, "scan_s", rep->elapsed_ns / 1e9,
+		      "s_per_gib", gib > 0 ? sec / gib : 0.0, "bw_bytes", bw,
+		      "raw_read_bw_bytes", raw_bw, "verdict", verdict_name(rep->verdict),
+		      "detail", rep->detail));
 	if (raw_bw > 0)
-		json_object_set_new(json_object_get(json_object_get(job, "pmwal"), "recovery"),
-				    "over_raw_read", json_real(bw / raw_bw));
+		json_object_set_new(
+		    json_object_get(json_object_get(job, "pmwal"), "recovery"),
+		    "over_raw_read", json_real(bw / raw_bw));
 	json_decref(opts);
 	result_free(r);
 	return job;
 }
 
 json_t *recovery_run(const char *target, const char *label, uint64_t fill_bytes,
-		     uint32_t record_bytes, bool force, bool *usage, char *err, size_t errlen)
+		     uint32_t record_bytes, bool force, bool *usage, char *err,
+		     size_t errlen)
 {
 	struct pmwal_report rep;
 	uint64_t written = 0, open_ns = 0;
@@ -177,8 +186,9 @@ json_t *recovery_run(const char *target, const char *label, uint64_t fill_bytes,
 		return NULL;
 	int ret = fill_log(target, fill_bytes, record_bytes, &written, err, errlen);
 	if (ret) {
-		*usage = ret == PMWAL_EBADOPT || ret == PMWAL_EUNSUPPORTED || ret == -ENOENT ||
-			 ret == -EACCES || ret == -ENOSPC || ret == -EINVAL;
+		*usage = ret == PMWAL_EBADOPT || ret == PMWAL_EUNSUPPORTED ||
+			 ret == -ENOENT || ret == -EACCES || ret == -ENOSPC ||
+			 ret == -EINVAL;
 		return NULL;
 	}
 	*usage = false;

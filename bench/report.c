@@ -19,7 +19,7 @@
 #include "cli.h"
 
 #define REPORT_CURVES_MAX 8
-#define REPORT_JOBS_MAX 4096
+#define REPORT_JOBS_MAX	  4096
 
 /* All jobs of all roots, flattened, with the file each came from. */
 struct jobs {
@@ -43,9 +43,10 @@ static void target_label(json_t *job, char *buf, size_t len)
 	const char *l = js(pm(job), "label");
 
 	snprintf(buf, len, "%s%s", *l ? l : js(pm(job), "target"),
-		 json_is_true(json_object_get(pm(job), "emulated")) && !strstr(l, "emulated")
-			 ? " (emulated)"
-			 : "");
+		 json_is_true(json_object_get(pm(job), "emulated")) &&
+			 !strstr(l, "emulated")
+		     ? " (emulated)"
+		     : "");
 }
 
 static void head(FILE *f)
@@ -54,8 +55,10 @@ static void head(FILE *f)
 	      "report</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222}"
 	      "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;"
 	      "padding:3px 6px;text-align:right}td:nth-child(-n+4){text-align:left}"
-	      "th{background:#eee}.emu{background:#fff3cd}.grid{display:flex;flex-wrap:wrap;"
-	      "gap:8px}.err{color:#b00}code{font-size:11px}li{overflow-wrap:anywhere;font-size:12px}h2{border-bottom:1px solid #ccc}"
+	      "th{background:#eee}.emu{background:#fff3cd}.grid{display:flex;flex-wrap:"
+	      "wrap;"
+	      "gap:8px}.err{color:#b00}code{font-size:11px}li{overflow-wrap:anywhere;"
+	      "font-size:12px}h2{border-bottom:1px solid #ccc}"
 	      "</style></head><body>\n<h1>pmwal bench report</h1>\n",
 	      f);
 }
@@ -64,20 +67,24 @@ static void env_section(FILE *f, json_t **roots, int n)
 {
 	fputs("<h2>Environment</h2>\n", f);
 	for (int i = 0; i < n; i++) {
-		json_t *env = json_object_get(json_object_get(roots[i], "pmwal"), "environment");
+		json_t *env =
+		    json_object_get(json_object_get(roots[i], "pmwal"), "environment");
 		json_t *cpu = json_object_get(env, "cpu"), *t;
 		size_t k;
 		fprintf(f, "<p>kernel <b>");
 		svg_esc(f, js(env, "kernel"));
 		fputs("</b>, CPU <b>", f);
 		svg_esc(f, js(cpu, "model"));
-		fprintf(f, "</b> x%d, liburing ", (int)json_integer_value(json_object_get(cpu, "online")));
+		fprintf(f, "</b> x%d, liburing ",
+			(int)json_integer_value(json_object_get(cpu, "online")));
 		svg_esc(f, js(env, "liburing"));
 		fprintf(f, ", histogram relative error &le; %.2f%%",
-			100 * json_real_value(json_object_get(json_object_get(env, "histogram"),
-							      "rel_error_bound")));
-		if (json_is_true(json_object_get(json_object_get(roots[i], "pmwal"), "interrupted")))
-			fputs(" <span class='err'>(interrupted: partial results)</span>", f);
+			100 * json_real_value(json_object_get(
+				  json_object_get(env, "histogram"), "rel_error_bound")));
+		if (json_is_true(json_object_get(json_object_get(roots[i], "pmwal"),
+						 "interrupted")))
+			fputs(" <span class='err'>(interrupted: partial results)</span>",
+			      f);
 		fputs("</p><ul>\n", f);
 		json_array_foreach(json_object_get(env, "targets"), k, t)
 		{
@@ -85,7 +92,9 @@ static void env_section(FILE *f, json_t **roots, int n)
 			svg_esc(f, js(t, "target"));
 			fputs("</code>: ", f);
 			char *txt = json_dumps(t, JSON_COMPACT);
-			svg_esc(f, txt && strlen(txt) < 2000 ? txt : "(probe record in result.json)");
+			svg_esc(f, txt && strlen(txt) < 2000
+				       ? txt
+				       : "(probe record in result.json)");
 			free(txt);
 			if (json_is_true(json_object_get(t, "emulated")))
 				fputs(" <b class='emu'>EMULATED</b>", f);
@@ -97,8 +106,9 @@ static void env_section(FILE *f, json_t **roots, int n)
 
 static void fmt_pct(char *buf, size_t len, json_t *clat, const char *key)
 {
-	fmt_ns(buf, len, (double)json_integer_value(json_object_get(
-				 json_object_get(clat, "percentile"), key)));
+	fmt_ns(buf, len,
+	       (double)json_integer_value(
+		   json_object_get(json_object_get(clat, "percentile"), key)));
 }
 
 static void summary_row(FILE *f, json_t *job, const char *dir)
@@ -109,14 +119,16 @@ static void summary_row(FILE *f, json_t *job, const char *dir)
 	if (!json_integer_value(json_object_get(d, "total_ios")))
 		return;
 	target_label(job, t, sizeof(t));
-	fmt_bytes(bw, sizeof(bw), (double)json_integer_value(json_object_get(d, "bw_bytes")));
+	fmt_bytes(bw, sizeof(bw),
+		  (double)json_integer_value(json_object_get(d, "bw_bytes")));
 	fmt_pct(p[0], 16, c, "50.000000");
 	fmt_pct(p[1], 16, c, "90.000000");
 	fmt_pct(p[2], 16, c, "99.000000");
 	fmt_pct(p[3], 16, c, "99.900000");
 	fmt_pct(p[4], 16, c, "99.990000");
 	fmt_ns(p[5], 16, (double)json_integer_value(json_object_get(c, "max")));
-	fprintf(f, "<tr%s><td>", json_is_true(json_object_get(pm(job), "emulated")) ? " class='emu'" : "");
+	fprintf(f, "<tr%s><td>",
+		json_is_true(json_object_get(pm(job), "emulated")) ? " class='emu'" : "");
 	svg_esc(f, js(pm(job), "phase"));
 	fputs("</td><td>", f);
 	svg_esc(f, t);
@@ -127,16 +139,18 @@ static void summary_row(FILE *f, json_t *job, const char *dir)
 	for (int i = 0; i < 6; i++)
 		fprintf(f, "<td>%s</td>", p[i]);
 	char cpu[16];
-	fmt_ns(cpu, sizeof(cpu), json_real_value(json_object_get(pm(job), "cpu_ns_per_io")));
+	fmt_ns(cpu, sizeof(cpu),
+	       json_real_value(json_object_get(pm(job), "cpu_ns_per_io")));
 	fprintf(f, "<td>%s</td></tr>\n", cpu);
 }
 
 static void summary_section(FILE *f, struct jobs *J)
 {
-	fputs("<h2>Results</h2>\n<table><tr><th>phase</th><th>target</th><th>workload</th>"
-	      "<th>dir</th><th>IOPS</th><th>BW</th><th>p50</th><th>p90</th><th>p99</th>"
-	      "<th>p99.9</th><th>p99.99</th><th>max</th><th>CPU/op</th></tr>\n",
-	      f);
+	fputs(
+	    "<h2>Results</h2>\n<table><tr><th>phase</th><th>target</th><th>workload</th>"
+	    "<th>dir</th><th>IOPS</th><th>BW</th><th>p50</th><th>p90</th><th>p99</th>"
+	    "<th>p99.9</th><th>p99.99</th><th>max</th><th>CPU/op</th></tr>\n",
+	    f);
 	for (int i = 0; i < J->n; i++) {
 		summary_row(f, J->job[i], "read");
 		summary_row(f, J->job[i], "write");
@@ -149,7 +163,8 @@ static void summary_section(FILE *f, struct jobs *J)
 			fputs("</td></tr>\n", f);
 		}
 	}
-	fputs("</table>\n<p>Rows shaded yellow ran on emulated persistent memory (a file in "
+	fputs("</table>\n<p>Rows shaded yellow ran on emulated persistent memory (a file "
+	      "in "
 	      "/dev/shm with the cache-line path forced): they measure CPU cost, not "
 	      "durability.</p>\n",
 	      f);
@@ -157,7 +172,8 @@ static void summary_section(FILE *f, struct jobs *J)
 
 static void series_chart(FILE *f, json_t *job)
 {
-	json_t *s = json_object_get(pm(job), "series"), *pts = json_object_get(s, "points");
+	json_t *s = json_object_get(pm(job), "series"),
+	       *pts = json_object_get(s, "points");
 	int n = (int)json_array_size(pts);
 	double *x = calloc((size_t)n + 1, sizeof(double)), *y[2];
 	char title[256], t[128];
@@ -175,15 +191,16 @@ static void series_chart(FILE *f, json_t *job)
 		y[1][i] = json_number_value(json_array_get(p, 2)) / 1048576;
 	}
 	for (int d = 0; d < 2; d++)
-		if (json_integer_value(json_object_get(json_object_get(job, d ? "write" : "read"),
-						       "total_ios")))
-			c[nc++] = (struct curve){d ? "write MiB/s" : "read MiB/s", n, x, y[d]};
+		if (json_integer_value(json_object_get(
+			json_object_get(job, d ? "write" : "read"), "total_ios")))
+			c[nc++] =
+			    (struct curve){d ? "write MiB/s" : "read MiB/s", n, x, y[d]};
 	target_label(job, t, sizeof(t));
 	snprintf(title, sizeof(title), "%s: %s", t, js(job, "jobname"));
 	json_t *cl = json_object_get(s, "cliff");
 	double mark = json_is_true(json_object_get(cl, "detected"))
-			      ? json_real_value(json_object_get(cl, "at_s"))
-			      : NAN;
+			  ? json_real_value(json_object_get(cl, "at_s"))
+			  : NAN;
 	svg_lines(f, title, c, nc, false, false, "seconds", "MiB/s", mark, NULL);
 out:
 	free(x);
@@ -193,12 +210,14 @@ out:
 
 static void series_section(FILE *f, struct jobs *J)
 {
-	fputs("<h2>Bandwidth over time</h2>\n<p>Per interval; a dashed line marks a cliff "
-	      "(lasting drop to under 60% of the bandwidth before it).</p><div class='grid'>\n",
-	      f);
+	fputs(
+	    "<h2>Bandwidth over time</h2>\n<p>Per interval; a dashed line marks a cliff "
+	    "(lasting drop to under 60% of the bandwidth before it).</p><div "
+	    "class='grid'>\n",
+	    f);
 	for (int i = 0; i < J->n; i++)
-		if (json_array_size(json_object_get(json_object_get(pm(J->job[i]), "series"),
-						    "points")) > 1)
+		if (json_array_size(json_object_get(
+			json_object_get(pm(J->job[i]), "series"), "points")) > 1)
 			series_chart(f, J->job[i]);
 	fputs("</div>\n", f);
 }
@@ -209,8 +228,9 @@ static double job_p99(json_t *job)
 
 	for (int d = 0; d < 2; d++) {
 		json_t *p = json_object_get(
-			json_object_get(json_object_get(job, d ? "write" : "read"), "clat_ns"),
-			"percentile");
+		    json_object_get(json_object_get(job, d ? "write" : "read"),
+				    "clat_ns"),
+		    "percentile");
 		double v = (double)json_integer_value(json_object_get(p, "99.000000"));
 		w = v > w ? v : w;
 	}
@@ -221,7 +241,8 @@ static double job_p99(json_t *job)
 static void sweep_key_charts(FILE *f, struct jobs *J, const char *key)
 {
 	const char *groups[REPORT_CURVES_MAX];
-	static double xs[REPORT_CURVES_MAX][64], ops[REPORT_CURVES_MAX][64], lat[REPORT_CURVES_MAX][64];
+	static double xs[REPORT_CURVES_MAX][64], ops[REPORT_CURVES_MAX][64],
+	    lat[REPORT_CURVES_MAX][64];
 	struct curve c1[REPORT_CURVES_MAX], c2[REPORT_CURVES_MAX];
 	int ng = 0, cnt[REPORT_CURVES_MAX] = {0};
 
@@ -240,7 +261,8 @@ static void sweep_key_charts(FILE *f, struct jobs *J, const char *key)
 		if (cnt[g] >= 64)
 			continue;
 		xs[g][cnt[g]] = (double)json_integer_value(json_object_get(sw, "value"));
-		ops[g][cnt[g]] = json_real_value(json_object_get(pm(J->job[i]), "ops_per_s"));
+		ops[g][cnt[g]] =
+		    json_real_value(json_object_get(pm(J->job[i]), "ops_per_s"));
 		lat[g][cnt[g]++] = job_p99(J->job[i]) / 1000;
 	}
 	for (int g = 0; g < ng; g++) {
@@ -258,13 +280,15 @@ static void sweep_key_charts(FILE *f, struct jobs *J, const char *key)
 
 static void sweep_section(FILE *f, struct jobs *J)
 {
-	static const char *const keys[] = {"iodepth", "numjobs", "bs", "record", "threads"};
+	static const char *const keys[] = {"iodepth", "numjobs", "bs", "record",
+					   "threads"};
 	bool header = false;
 
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 		bool any = false;
 		for (int i = 0; i < J->n && !any; i++)
-			any = !strcmp(js(json_object_get(pm(J->job[i]), "sweep"), "key"), keys[k]);
+			any = !strcmp(js(json_object_get(pm(J->job[i]), "sweep"), "key"),
+				      keys[k]);
 		if (!any)
 			continue;
 		if (!header)
@@ -276,12 +300,14 @@ static void sweep_section(FILE *f, struct jobs *J)
 		fputs("</div>\n", f);
 }
 
-static const char *const pct_keys[] = {"1.000000",  "10.000000", "50.000000", "90.000000",
-				       "99.000000", "99.900000", "99.990000", "99.999000"};
+static const char *const pct_keys[] = {"1.000000",  "10.000000", "50.000000",
+				       "90.000000", "99.000000", "99.900000",
+				       "99.990000", "99.999000"};
 #define NPCT (sizeof(pct_keys) / sizeof(pct_keys[0]))
 
 /* Latency by percentile for up to 8 job directions of one phase. */
-static void latency_chart(FILE *f, const char *phase, json_t **jobs, const char **dirs, int n)
+static void latency_chart(FILE *f, const char *phase, json_t **jobs, const char **dirs,
+			  int n)
 {
 	static double x[REPORT_CURVES_MAX][NPCT], y[REPORT_CURVES_MAX][NPCT];
 	static char names[REPORT_CURVES_MAX][160];
@@ -290,18 +316,23 @@ static void latency_chart(FILE *f, const char *phase, json_t **jobs, const char 
 
 	for (int i = 0; i < n; i++) {
 		json_t *p = json_object_get(
-			json_object_get(json_object_get(jobs[i], dirs[i]), "clat_ns"), "percentile");
+		    json_object_get(json_object_get(jobs[i], dirs[i]), "clat_ns"),
+		    "percentile");
 		for (size_t k = 0; k < NPCT; k++) {
 			double pc = atof(pct_keys[k]);
 			x[i][k] = 1.0 / (1.0 - pc / 100.0); /* 10 = p90, 1000 = p99.9 */
-			y[i][k] = (double)json_integer_value(json_object_get(p, pct_keys[k])) / 1000;
+			y[i][k] =
+			    (double)json_integer_value(json_object_get(p, pct_keys[k])) /
+			    1000;
 		}
 		target_label(jobs[i], t, sizeof(t));
-		snprintf(names[i], sizeof(names[i]), "%s %s %s", t, js(jobs[i], "jobname"), dirs[i]);
+		snprintf(names[i], sizeof(names[i]), "%s %s %s", t,
+			 js(jobs[i], "jobname"), dirs[i]);
 		c[i] = (struct curve){names[i], (int)NPCT, x[i], y[i]};
 	}
 	static const double at[] = {2, 10, 100, 1000, 10000, 100000};
-	static const char *const lab[] = {"p50", "p90", "p99", "p99.9", "p99.99", "p99.999"};
+	static const char *const lab[] = {"p50",   "p90",    "p99",
+					  "p99.9", "p99.99", "p99.999"};
 	struct svg_ticks xt = {.n = 6, .at = at, .label = lab};
 	snprintf(title, sizeof(title), "%s latency distribution", phase);
 	svg_lines(f, title, c, n, true, true, "percentile", "latency (us)", NAN, &xt);
@@ -309,7 +340,8 @@ static void latency_chart(FILE *f, const char *phase, json_t **jobs, const char 
 
 static void latency_section(FILE *f, struct jobs *J)
 {
-	static const char *const phases[] = {"io", "log", "primitive", "dual", "recovery"};
+	static const char *const phases[] = {"io", "log", "primitive", "dual",
+					     "recovery"};
 
 	fputs("<h2>Latency distributions</h2>\n<div class='grid'>\n", f);
 	for (size_t ph = 0; ph < 4; ph++) {
@@ -322,7 +354,7 @@ static void latency_section(FILE *f, struct jobs *J)
 			for (int d = 0; d < 2; d++) {
 				const char *dn = d ? "write" : "read";
 				if (!json_integer_value(json_object_get(
-					    json_object_get(J->job[i], dn), "total_ios")))
+					json_object_get(J->job[i], dn), "total_ios")))
 					continue;
 				jobs[n] = J->job[i];
 				dirs[n++] = dn;
@@ -354,10 +386,11 @@ static int label_index(char labels[][128], int *n, const char *l)
 static double job_p50(json_t *job)
 {
 	for (int d = 1; d >= 0; d--) {
-		json_t *c = json_object_get(json_object_get(job, d ? "write" : "read"), "clat_ns");
+		json_t *c = json_object_get(json_object_get(job, d ? "write" : "read"),
+					    "clat_ns");
 		if (json_integer_value(json_object_get(c, "N")))
-			return (double)json_integer_value(
-				json_object_get(json_object_get(c, "percentile"), "50.000000"));
+			return (double)json_integer_value(json_object_get(
+			    json_object_get(c, "percentile"), "50.000000"));
 	}
 	return 0;
 }
@@ -367,13 +400,15 @@ static void side_phase(FILE *f, struct jobs *J, const char *phase)
 {
 	static char labels[REPORT_CURVES_MAX][128];
 	const char *cats[SIDE_CATS_MAX], *sers[REPORT_CURVES_MAX];
-	double ops[SIDE_CATS_MAX * REPORT_CURVES_MAX] = {0}, p50[SIDE_CATS_MAX * REPORT_CURVES_MAX] = {0};
+	double ops[SIDE_CATS_MAX * REPORT_CURVES_MAX] = {0},
+				   p50[SIDE_CATS_MAX * REPORT_CURVES_MAX] = {0};
 	int nl = 0, nc = 0;
 
 	for (int i = 0; i < J->n; i++) {
 		json_t *job = J->job[i];
 		char t[128];
-		if (json_object_get(pm(job), "sweep") || strcmp(js(pm(job), "phase"), phase))
+		if (json_object_get(pm(job), "sweep") ||
+		    strcmp(js(pm(job), "phase"), phase))
 			continue;
 		target_label(job, t, sizeof(t));
 		int l = label_index(labels, &nl, t), c;
@@ -383,14 +418,16 @@ static void side_phase(FILE *f, struct jobs *J, const char *phase)
 			continue;
 		if (c == nc)
 			cats[nc++] = js(job, "jobname");
-		ops[c * REPORT_CURVES_MAX + l] = json_real_value(json_object_get(pm(job), "ops_per_s"));
+		ops[c * REPORT_CURVES_MAX + l] =
+		    json_real_value(json_object_get(pm(job), "ops_per_s"));
 		p50[c * REPORT_CURVES_MAX + l] = job_p50(job) / 1000;
 	}
 	if (nl < 2)
 		return;
 	/* Keep only workloads seen on at least two targets. */
 	const char *keep[SIDE_CATS_MAX];
-	double kops[SIDE_CATS_MAX * REPORT_CURVES_MAX], kp50[SIDE_CATS_MAX * REPORT_CURVES_MAX];
+	double kops[SIDE_CATS_MAX * REPORT_CURVES_MAX],
+	    kp50[SIDE_CATS_MAX * REPORT_CURVES_MAX];
 	int nk = 0;
 	for (int c = 0; c < nc; c++) {
 		int seen = 0;
@@ -421,7 +458,8 @@ static void side_section(FILE *f, struct jobs *J)
 	static const char *const phases[] = {"log", "primitive", "io", "recovery"};
 
 	fputs("<h2>Targets side by side</h2>\n<p>Each workload that ran on more than one "
-	      "target (PMR or pmem versus flash).</p><div class='grid'>\n", f);
+	      "target (PMR or pmem versus flash).</p><div class='grid'>\n",
+	      f);
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
 		side_phase(f, J, phases[i]);
 	fputs("</div>\n", f);
@@ -430,7 +468,9 @@ static void side_section(FILE *f, struct jobs *J)
 static void compare_section(FILE *f, json_t **roots, int n)
 {
 	for (int i = 0; i < n; i++) {
-		json_t *cmp = json_object_get(json_object_get(roots[i], "pmwal"), "compare"), *row;
+		json_t *cmp =
+			   json_object_get(json_object_get(roots[i], "pmwal"), "compare"),
+		       *row;
 		size_t k;
 		if (!cmp)
 			continue;
@@ -438,20 +478,24 @@ static void compare_section(FILE *f, json_t **roots, int n)
 		svg_esc(f, js(cmp, "b"));
 		fputs(", A = ", f);
 		svg_esc(f, js(cmp, "a"));
-		fputs("</h2>\n<table><tr><th>workload</th><th>A ops/s</th><th>B ops/s</th>"
-		      "<th>B/A</th><th>A p99 ns</th><th>B p99 ns</th><th>B/A</th></tr>\n", f);
+		fputs(
+		    "</h2>\n<table><tr><th>workload</th><th>A ops/s</th><th>B ops/s</th>"
+		    "<th>B/A</th><th>A p99 ns</th><th>B p99 ns</th><th>B/A</th></tr>\n",
+		    f);
 		json_array_foreach(json_object_get(cmp, "rows"), k, row)
 		{
 			fputs("<tr><td>", f);
 			svg_esc(f, js(row, "workload"));
-			fprintf(f, "</td><td>%.0f</td><td>%.0f</td><td>%.2f</td><td>%.0f</td>"
-				   "<td>%.0f</td><td>%.2f</td></tr>\n",
-				json_real_value(json_object_get(row, "a_ops_per_s")),
-				json_real_value(json_object_get(row, "b_ops_per_s")),
-				json_real_value(json_object_get(row, "ops_ratio")),
-				json_real_value(json_object_get(row, "a_p99_ns")),
-				json_real_value(json_object_get(row, "b_p99_ns")),
-				json_real_value(json_object_get(row, "p99_ratio")));
+			fprintf(
+			    f,
+			    "</td><td>%.0f</td><td>%.0f</td><td>%.2f</td><td>%.0f</td>"
+			    "<td>%.0f</td><td>%.2f</td></tr>\n",
+			    json_real_value(json_object_get(row, "a_ops_per_s")),
+			    json_real_value(json_object_get(row, "b_ops_per_s")),
+			    json_real_value(json_object_get(row, "ops_ratio")),
+			    json_real_value(json_object_get(row, "a_p99_ns")),
+			    json_real_value(json_object_get(row, "b_p99_ns")),
+			    json_real_value(json_object_get(row, "p99_ratio")));
 		}
 		fputs("</table>\n", f);
 	}
@@ -471,20 +515,27 @@ static void extras_section(FILE *f, struct jobs *J)
 			svg_esc(f, t);
 			fputs(" ", f);
 			svg_esc(f, js(J->job[i], "jobname"));
-			fprintf(f, ": %.0f appends/s, %.1f MiB/s, %.1f records/group, durability ",
-				json_real_value(json_object_get(lg, "appends_per_s")),
-				json_real_value(json_object_get(lg, "bytes_per_s")) / 1048576,
-				json_real_value(json_object_get(lg, "records_per_group")));
+			fprintf(
+			    f,
+			    ": %.0f appends/s, %.1f MiB/s, %.1f records/group, "
+			    "durability ",
+			    json_real_value(json_object_get(lg, "appends_per_s")),
+			    json_real_value(json_object_get(lg, "bytes_per_s")) / 1048576,
+			    json_real_value(json_object_get(lg, "records_per_group")));
 			svg_esc(f, js(lg, "durability"));
 			fputs("</li>\n", f);
 		}
 		if (rc) {
 			fputs("<li>", f);
 			svg_esc(f, t);
-			fprintf(f, " recovery: %.3f s/GiB (%.0f MiB/s; raw read %.0f MiB/s), verdict ",
-				json_real_value(json_object_get(rc, "s_per_gib")),
-				json_real_value(json_object_get(rc, "bw_bytes")) / 1048576,
-				json_real_value(json_object_get(rc, "raw_read_bw_bytes")) / 1048576);
+			fprintf(
+			    f,
+			    " recovery: %.3f s/GiB (%.0f MiB/s; raw read %.0f MiB/s), "
+			    "verdict ",
+			    json_real_value(json_object_get(rc, "s_per_gib")),
+			    json_real_value(json_object_get(rc, "bw_bytes")) / 1048576,
+			    json_real_value(json_object_get(rc, "raw_read_bw_bytes")) /
+				1048576);
 			svg_esc(f, js(rc, "verdict"));
 			fputs("</li>\n", f);
 		}
@@ -506,8 +557,8 @@ int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t e
 
 	J.n = 0;
 	for (int i = 0; i < nroots; i++)
-		json_array_foreach(json_object_get(roots[i], "jobs"), k, job) if (J.n < REPORT_JOBS_MAX)
-			J.job[J.n++] = job;
+		json_array_foreach(json_object_get(roots[i], "jobs"), k,
+				   job) if (J.n < REPORT_JOBS_MAX) J.job[J.n++] = job;
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
 		return -1;
@@ -543,7 +594,8 @@ int cmd_report(int argc, char **argv)
 	char err[512];
 
 	for (int i = 1; i < argc; i++) {
-		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
+		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) &&
+		    i + 1 < argc) {
 			dir = argv[++i];
 			continue;
 		}
@@ -560,7 +612,9 @@ int cmd_report(int argc, char **argv)
 		roots[n] = json_load_file(argv[i], 0, &je);
 		if (!roots[n] || !json_is_array(json_object_get(roots[n], "jobs"))) {
 			fprintf(stderr, "pmwal report: %s: %s\n", argv[i],
-				roots[n] ? "not a pmwal bench or fio JSON result (no jobs[])" : je.text);
+				roots[n]
+				    ? "not a pmwal bench or fio JSON result (no jobs[])"
+				    : je.text);
 			json_decref(roots[n]);
 			status = BENCH_EXIT_USAGE;
 			goto out;

@@ -51,11 +51,13 @@ json_t *clat_json(const struct hist *h)
 
 	for (size_t i = 0; i < sizeof(pct_list) / sizeof(pct_list[0]); i++) {
 		snprintf(key, sizeof(key), "%f", pct_list[i]);
-		json_object_set_new(pct, key, json_integer((json_int_t)hist_percentile(h, pct_list[i])));
+		json_object_set_new(
+		    pct, key, json_integer((json_int_t)hist_percentile(h, pct_list[i])));
 	}
-	return json_pack("{s:I,s:I,s:f,s:f,s:I,s:o}", "min", (json_int_t)(h->count ? h->min : 0),
-			 "max", (json_int_t)h->max, "mean", hist_mean(h), "stddev",
-			 hist_stddev(h), "N", (json_int_t)h->count, "percentile", pct);
+	return json_pack("{s:I,s:I,s:f,s:f,s:I,s:o}", "min",
+			 (json_int_t)(h->count ? h->min : 0), "max", (json_int_t)h->max,
+			 "mean", hist_mean(h), "stddev", hist_stddev(h), "N",
+			 (json_int_t)h->count, "percentile", pct);
 }
 
 static json_t *dir_json(const struct dir_result *d, uint64_t runtime_ns)
@@ -64,15 +66,16 @@ static json_t *dir_json(const struct dir_result *d, uint64_t runtime_ns)
 	double bw = sec > 0 ? d->bytes / sec : 0, iops = sec > 0 ? d->ops / sec : 0;
 	json_t *lat = clat_json(&d->lat);
 
-	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:i,s:i}", "io_bytes",
-			      (json_int_t)d->bytes, "io_kbytes", (json_int_t)(d->bytes / 1024),
-			      "bw_bytes", (json_int_t)bw, "bw", (json_int_t)(bw / 1024), "iops",
-			      iops, "runtime", (json_int_t)(runtime_ns / 1000000), "total_ios",
-			      (json_int_t)d->ops, "short_ios", 0, "drop_ios", 0);
+	json_t *o =
+	    json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:i,s:i}", "io_bytes",
+		      (json_int_t)d->bytes, "io_kbytes", (json_int_t)(d->bytes / 1024),
+		      "bw_bytes", (json_int_t)bw, "bw", (json_int_t)(bw / 1024), "iops",
+		      iops, "runtime", (json_int_t)(runtime_ns / 1000000), "total_ios",
+		      (json_int_t)d->ops, "short_ios", 0, "drop_ios", 0);
 	/* Submission is not timed apart: slat is 0 and lat equals clat. */
 	json_object_set_new(o, "slat_ns",
-			    json_pack("{s:i,s:i,s:f,s:f,s:i}", "min", 0, "max", 0, "mean", 0.0,
-				      "stddev", 0.0, "N", 0));
+			    json_pack("{s:i,s:i,s:f,s:f,s:i}", "min", 0, "max", 0, "mean",
+				      0.0, "stddev", 0.0, "N", 0));
 	json_object_set(o, "clat_ns", lat);
 	json_t *l = json_deep_copy(lat);
 	json_object_del(l, "percentile");
@@ -95,7 +98,8 @@ static json_t *options_as_strings(json_t *opts)
 			continue;
 		}
 		if (json_is_integer(v))
-			snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+			snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT,
+				 json_integer_value(v));
 		else if (json_is_real(v))
 			snprintf(buf, sizeof(buf), "%g", json_real_value(v));
 		else if (json_is_boolean(v))
@@ -113,8 +117,8 @@ json_t *result_job_json(const char *jobname, const char *phase, const char *targ
 	double sec = r->runtime_ns / 1e9;
 	uint64_t ops = r->dir[0].ops + r->dir[1].ops;
 	json_t *job = json_pack("{s:s,s:i,s:i,s:i,s:I}", "jobname", jobname, "groupid", 0,
-				"error", r->err ? (r->err < 0 ? -r->err : r->err) : 0, "eta", 0,
-				"elapsed", (json_int_t)(sec + 0.5));
+				"error", r->err ? (r->err < 0 ? -r->err : r->err) : 0,
+				"eta", 0, "elapsed", (json_int_t)(sec + 0.5));
 	json_object_set_new(job, "job options",
 			    options ? options_as_strings(options) : json_object());
 	json_object_set_new(job, "read", dir_json(&r->dir[DIR_READ], r->runtime_ns));
@@ -122,20 +126,24 @@ json_t *result_job_json(const char *jobname, const char *phase, const char *targ
 	struct dir_result none = {0};
 	hist_init(&none.lat);
 	json_object_set_new(job, "trim", dir_json(&none, r->runtime_ns));
-	json_object_set_new(job, "job_runtime", json_integer((json_int_t)(r->runtime_ns / 1000000)));
-	json_object_set_new(job, "usr_cpu", json_real(sec > 0 ? 100 * r->usr_s / sec : 0));
-	json_object_set_new(job, "sys_cpu", json_real(sec > 0 ? 100 * r->sys_s / sec : 0));
+	json_object_set_new(job, "job_runtime",
+			    json_integer((json_int_t)(r->runtime_ns / 1000000)));
+	json_object_set_new(job, "usr_cpu",
+			    json_real(sec > 0 ? 100 * r->usr_s / sec : 0));
+	json_object_set_new(job, "sys_cpu",
+			    json_real(sec > 0 ? 100 * r->sys_s / sec : 0));
 	json_object_set_new(job, "ctx", json_integer((json_int_t)r->ctx_switches));
 	json_object_set_new(job, "majf", json_integer(0));
 	json_object_set_new(job, "minf", json_integer(0));
 
 	bool emulated = r->emulated || (label && strstr(label, "emulated"));
-	json_t *pm = json_pack("{s:s,s:s,s:s,s:b,s:s,s:f,s:f,s:b,s:f}", "phase", phase,
-			       "target", target ? target : "", "label", label ? label : "",
-			       "emulated", emulated, "engine", r->engine, "cpu_ns_per_io",
-			       ops ? (r->usr_s + r->sys_s) * 1e9 / ops : 0.0, "ops_per_s",
-			       sec > 0 ? ops / sec : 0.0, "interrupted", r->interrupted,
-			       "hist_rel_error", HIST_REL_ERROR);
+	json_t *pm =
+	    json_pack("{s:s,s:s,s:s,s:b,s:s,s:f,s:f,s:b,s:f}", "phase", phase, "target",
+		      target ? target : "", "label", label ? label : "", "emulated",
+		      emulated, "engine", r->engine, "cpu_ns_per_io",
+		      ops ? (r->usr_s + r->sys_s) * 1e9 / ops : 0.0, "ops_per_s",
+		      sec > 0 ? ops / sec : 0.0, "interrupted", r->interrupted,
+		      "hist_rel_error", HIST_REL_ERROR);
 	if (r->err)
 		json_object_set_new(pm, "error", json_string(r->errmsg));
 	if (options)
@@ -155,9 +163,11 @@ json_t *root_new(void)
 	uname(&u);
 	snprintf(host, sizeof(host), "%s %s", u.sysname, u.release);
 	return json_pack("{s:s,s:I,s:I,s:I,s:[],s:{s:s,s:s,s:f}}", "fio version",
-			 "pmwal-bench-" "0.1.0", "timestamp", (json_int_t)t, "timestamp_ms",
-			 (json_int_t)t * 1000, "time", (json_int_t)t, "jobs", "pmwal",
-			 "version", pmwal_version(), "kernel", host, "hist_rel_error",
+			 "pmwal-bench-"
+			 "0.1.0",
+			 "timestamp", (json_int_t)t, "timestamp_ms", (json_int_t)t * 1000,
+			 "time", (json_int_t)t, "jobs", "pmwal", "version",
+			 pmwal_version(), "kernel", host, "hist_rel_error",
 			 HIST_REL_ERROR);
 }
 
@@ -184,19 +194,26 @@ void table_header(void)
 static void table_dir(json_t *job, const char *dirname)
 {
 	json_t *d = json_object_get(job, dirname), *pm = json_object_get(job, "pmwal");
-	json_t *clat = json_object_get(d, "clat_ns"), *pct = json_object_get(clat, "percentile");
+	json_t *clat = json_object_get(d, "clat_ns"),
+	       *pct = json_object_get(clat, "percentile");
 	char bw[16], p50[16], p99[16], p999[16], mx[16], cpu[16], tgt[17], name[31];
 
 	if (!json_integer_value(json_object_get(d, "total_ios")))
 		return;
 	const char *label = json_string_value(json_object_get(pm, "label"));
 	snprintf(tgt, sizeof(tgt), "%s",
-		 label && *label ? label : json_string_value(json_object_get(pm, "target")));
-	snprintf(name, sizeof(name), "%s", json_string_value(json_object_get(job, "jobname")));
-	fmt_bytes(bw, sizeof(bw), (double)json_integer_value(json_object_get(d, "bw_bytes")));
-	fmt_ns(p50, sizeof(p50), (double)json_integer_value(json_object_get(pct, "50.000000")));
-	fmt_ns(p99, sizeof(p99), (double)json_integer_value(json_object_get(pct, "99.000000")));
-	fmt_ns(p999, sizeof(p999), (double)json_integer_value(json_object_get(pct, "99.900000")));
+		 label && *label ? label
+				 : json_string_value(json_object_get(pm, "target")));
+	snprintf(name, sizeof(name), "%s",
+		 json_string_value(json_object_get(job, "jobname")));
+	fmt_bytes(bw, sizeof(bw),
+		  (double)json_integer_value(json_object_get(d, "bw_bytes")));
+	fmt_ns(p50, sizeof(p50),
+	       (double)json_integer_value(json_object_get(pct, "50.000000")));
+	fmt_ns(p99, sizeof(p99),
+	       (double)json_integer_value(json_object_get(pct, "99.000000")));
+	fmt_ns(p999, sizeof(p999),
+	       (double)json_integer_value(json_object_get(pct, "99.900000")));
 	fmt_ns(mx, sizeof(mx), (double)json_integer_value(json_object_get(clat, "max")));
 	fmt_ns(cpu, sizeof(cpu), json_real_value(json_object_get(pm, "cpu_ns_per_io")));
 	printf("%-9s %-16s %-30s %-5s %10.0f %10s %9s %9s %9s %9s %8s\n",
@@ -212,12 +229,14 @@ void table_row(json_t *job)
 	table_dir(job, "read");
 	table_dir(job, "write");
 	if (e)
-		printf("%-9s error: %s\n", json_string_value(json_object_get(pm, "phase")), e);
+		printf("%-9s error: %s\n",
+		       json_string_value(json_object_get(pm, "phase")), e);
 	json_t *cl = json_object_get(json_object_get(pm, "series"), "cliff");
 	if (json_is_true(json_object_get(cl, "detected")))
 		printf("%-9s cliff at %.1fs after %.0f MiB: bandwidth x%.2f\n", "",
 		       json_real_value(json_object_get(cl, "at_s")),
-		       json_integer_value(json_object_get(cl, "bytes_before")) / 1048576.0,
+		       json_integer_value(json_object_get(cl, "bytes_before")) /
+			   1048576.0,
 		       json_real_value(json_object_get(cl, "after_over_before")));
 	fflush(stdout);
 }

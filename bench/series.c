@@ -20,7 +20,8 @@ int series_init(struct series *s, uint64_t interval_ns, uint64_t runtime_ns)
 	memset(s, 0, sizeof(*s));
 	s->interval_ns = interval_ns ? interval_ns : 100000000u;
 	uint64_t want = runtime_ns ? runtime_ns / s->interval_ns + 2 : 64;
-	if (series_grow(s, (uint32_t)(want < SERIES_POINTS_MAX ? want : SERIES_POINTS_MAX)))
+	if (series_grow(s,
+			(uint32_t)(want < SERIES_POINTS_MAX ? want : SERIES_POINTS_MAX)))
 		return -1;
 	s->count = 0; /* capacity reserved, no point yet */
 	return 0;
@@ -171,16 +172,18 @@ static json_t *cliff_json(const double *bw, uint32_t n, uint64_t interval_ns,
 		bytes_before += bw[i] * interval_ns / 1e9;
 	*split = best;
 	return json_pack("{s:b,s:f,s:I,s:f,s:f,s:f}", "detected", 1, "at_s",
-			 best * interval_ns / 1e9, "bytes_before", (json_int_t)bytes_before,
-			 "bw_before_bytes", seg_mean(bw, 0, best), "bw_after_bytes",
-			 seg_mean(bw, best, n), "after_over_before", best_ratio);
+			 best * interval_ns / 1e9, "bytes_before",
+			 (json_int_t)bytes_before, "bw_before_bytes",
+			 seg_mean(bw, 0, best), "bw_after_bytes", seg_mean(bw, best, n),
+			 "after_over_before", best_ratio);
 }
 
 static json_t *window_json(const double *bw, const double *iops, uint32_t from,
 			   uint32_t to, uint64_t interval_ns)
 {
 	return json_pack("{s:f,s:f,s:f}", "seconds", (to - from) * interval_ns / 1e9,
-			 "bw_bytes", seg_mean(bw, from, to), "iops", seg_mean(iops, from, to));
+			 "bw_bytes", seg_mean(bw, from, to), "iops",
+			 seg_mean(iops, from, to));
 }
 
 /* The direction that carries the most bytes decides cliffs and windows. */
@@ -208,24 +211,27 @@ json_t *series_json(const struct series *s, const struct run_result *r)
 		bw[i] = p->bytes[md] / sec;
 		iops[i] = p->ops[md] / sec;
 		json_array_append_new(
-			pts, json_pack("[f,f,f,f,f,I,I]", i * sec, p->bytes[0] / sec,
-				       p->bytes[1] / sec, p->ops[0] / sec, p->ops[1] / sec,
-				       (json_int_t)p->p99_ns[0], (json_int_t)p->p99_ns[1]));
+		    pts, json_pack("[f,f,f,f,f,I,I]", i * sec, p->bytes[0] / sec,
+				   p->bytes[1] / sec, p->ops[0] / sec, p->ops[1] / sec,
+				   (json_int_t)p->p99_ns[0], (json_int_t)p->p99_ns[1]));
 	}
 	uint32_t split;
 	json_t *cliff = cliff_json(bw, n, s->interval_ns, &split);
-	json_t *out = json_pack(
-		"{s:f,s:[s,s,s,s,s,s,s],s:o,s:s,s:o}", "interval_s", sec, "columns", "t_s",
-		"read_bw_bytes", "write_bw_bytes", "read_iops", "write_iops", "read_p99_ns",
-		"write_p99_ns", "points", pts, "direction", md ? "write" : "read", "cliff",
-		cliff);
+	json_t *out =
+	    json_pack("{s:f,s:[s,s,s,s,s,s,s],s:o,s:s,s:o}", "interval_s", sec, "columns",
+		      "t_s", "read_bw_bytes", "write_bw_bytes", "read_iops", "write_iops",
+		      "read_p99_ns", "write_p99_ns", "points", pts, "direction",
+		      md ? "write" : "read", "cliff", cliff);
 	if (split) {
-		json_object_set_new(out, "burst", window_json(bw, iops, 0, split, s->interval_ns));
-		json_object_set_new(out, "steady", window_json(bw, iops, split, n, s->interval_ns));
+		json_object_set_new(out, "burst",
+				    window_json(bw, iops, 0, split, s->interval_ns));
+		json_object_set_new(out, "steady",
+				    window_json(bw, iops, split, n, s->interval_ns));
 	} else {
 		/* No cliff: the first 10% is warm-up, the rest is steady state. */
 		uint32_t from = n / 10;
-		json_object_set_new(out, "steady", window_json(bw, iops, from, n, s->interval_ns));
+		json_object_set_new(out, "steady",
+				    window_json(bw, iops, from, n, s->interval_ns));
 	}
 	free(bw);
 	free(iops);

@@ -89,7 +89,8 @@ json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 void run_primitives(struct bench_ctx *c, const char *target, const char *label)
 {
 	char err[512] = "";
-	json_t *jobs = primitives_run(target, label, c->prim_ns, c->force, err, sizeof(err));
+	json_t *jobs =
+	    primitives_run(target, label, c->prim_ns, c->force, err, sizeof(err));
 	json_t *job;
 	size_t i;
 
@@ -117,8 +118,8 @@ void run_recovery(struct bench_ctx *c, const char *target, const char *label,
 	if (target_owned(target))
 		unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
 	bool usage = false;
-	json_t *job = recovery_run(target, label, fill_bytes, record_bytes, c->force, &usage,
-				   err, sizeof(err));
+	json_t *job = recovery_run(target, label, fill_bytes, record_bytes, c->force,
+				   &usage, err, sizeof(err));
 	ctx_add_target(c, target);
 	if (!job) {
 		if (!bench_stop) {
@@ -133,12 +134,13 @@ void run_recovery(struct bench_ctx *c, const char *target, const char *label,
 	json_t *rec = json_object_get(json_object_get(job, "pmwal"), "recovery");
 	if (!c->quiet)
 		printf("%-9s %.3f s/GiB, %.0f MiB/s, verdict %s, %" JSON_INTEGER_FORMAT
-		       " records (raw read %.0f MiB/s)\n", "",
-		       json_real_value(json_object_get(rec, "s_per_gib")),
+		       " records (raw read %.0f MiB/s)\n",
+		       "", json_real_value(json_object_get(rec, "s_per_gib")),
 		       json_real_value(json_object_get(rec, "bw_bytes")) / 1048576,
 		       json_string_value(json_object_get(rec, "verdict")),
 		       json_integer_value(json_object_get(rec, "records")),
-		       json_real_value(json_object_get(rec, "raw_read_bw_bytes")) / 1048576);
+		       json_real_value(json_object_get(rec, "raw_read_bw_bytes")) /
+			   1048576);
 	if (target_owned(target))
 		unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
 }
@@ -157,14 +159,15 @@ void run_sweep_io(struct bench_ctx *c, const struct io_spec *base, const char *l
 	struct io_spec s = *base;
 
 	io_jobname(base, name, sizeof(name));
-	snprintf(group, sizeof(group), "%s sweep %s @ %s", rw_name(base->rw), c->sweep_key,
-		 label && *label ? label : base->target);
+	snprintf(group, sizeof(group), "%s sweep %s @ %s", rw_name(base->rw),
+		 c->sweep_key, label && *label ? label : base->target);
 	for (int i = 0; i < c->nsweep && !bench_stop; i++) {
 		uint64_t v = c->sweep[i];
 		s = *base;
 		if (!strcmp(c->sweep_key, "iodepth"))
 			s.iodepth = (uint32_t)v;
-		else if (!strcmp(c->sweep_key, "numjobs") || !strcmp(c->sweep_key, "threads"))
+		else if (!strcmp(c->sweep_key, "numjobs") ||
+			 !strcmp(c->sweep_key, "threads"))
 			s.numjobs = (uint32_t)v;
 		else
 			s.bs_bytes = (uint32_t)v;
@@ -271,7 +274,8 @@ static void suite_times(const struct bench_ctx *c, struct suite_time *t)
 {
 	uint64_t div = c->quick ? 5 : 1;
 
-	t->io_ns = c->runtime_set && c->io.runtime_ns ? c->io.runtime_ns : 5000000000ull / div;
+	t->io_ns =
+	    c->runtime_set && c->io.runtime_ns ? c->io.runtime_ns : 5000000000ull / div;
 	t->ramp_ns = 1000000000ull / div;
 	t->sweep_ns = t->io_ns * 2 / 5;
 	t->log_ns = t->io_ns;
@@ -301,8 +305,9 @@ int run_suite(struct bench_ctx *c)
 		const char *wal = target_resolve(names[i], 1, wlabel, sizeof(wlabel));
 		progress_suite_left_ns = per_target * (uint64_t)(n - i - 1);
 		if (!c->size_set)
-			c->io.size_bytes = target_is_region(data) || c->quick ? UINT64_C(256) << 20
-									      : UINT64_C(1) << 30;
+			c->io.size_bytes = target_is_region(data) || c->quick
+					       ? UINT64_C(256) << 20
+					       : UINT64_C(1) << 30;
 		if (target_is_region(data))
 			suite_pmem(c, data, wal, label, &t);
 		else

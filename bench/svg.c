@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define W 560
-#define H 300
+#define W  560
+#define H  300
 #define ML 70
 #define MR 16
 #define MT 28
@@ -102,12 +102,17 @@ static void ticks(FILE *f, const struct axis *a, bool y)
 		svg_num(lab, sizeof(lab), v);
 		if (y) {
 			double p = ax_pos(a, v, H - MB, MT);
-			fprintf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>"
-				   "<text x='%d' y='%.1f' text-anchor='end' font-size='11'>%s</text>\n",
-				ML, W - MR, p, p, ML - 4, p + 4, lab);
+			fprintf(
+			    f,
+			    "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>"
+			    "<text x='%d' y='%.1f' text-anchor='end' "
+			    "font-size='11'>%s</text>\n",
+			    ML, W - MR, p, p, ML - 4, p + 4, lab);
 		} else {
 			double p = ax_pos(a, v, ML, W - MR);
-			fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='11'>%s</text>\n",
+			fprintf(f,
+				"<text x='%.1f' y='%d' text-anchor='middle' "
+				"font-size='11'>%s</text>\n",
 				p, H - MB + 14, lab);
 		}
 	}
@@ -115,16 +120,22 @@ static void ticks(FILE *f, const struct axis *a, bool y)
 
 static void frame(FILE *f, const char *title, const char *xl, const char *yl)
 {
-	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
-		   "viewBox='0 0 %d %d' font-family='sans-serif'>\n<text x='%d' y='16' "
-		   "font-size='13' font-weight='bold'>", W, H, W, H, ML);
+	fprintf(f,
+		"<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
+		"viewBox='0 0 %d %d' font-family='sans-serif'>\n<text x='%d' y='16' "
+		"font-size='13' font-weight='bold'>",
+		W, H, W, H, ML);
 	svg_esc(f, title);
-	fprintf(f, "</text>\n<rect x='%d' y='%d' width='%d' height='%d' fill='none' "
-		   "stroke='#888'/>\n<text x='%d' y='%d' text-anchor='middle' font-size='11'>",
-		ML, MT, W - ML - MR, H - MT - MB, (ML + W - MR) / 2, H - MB + 30);
+	fprintf(
+	    f,
+	    "</text>\n<rect x='%d' y='%d' width='%d' height='%d' fill='none' "
+	    "stroke='#888'/>\n<text x='%d' y='%d' text-anchor='middle' font-size='11'>",
+	    ML, MT, W - ML - MR, H - MT - MB, (ML + W - MR) / 2, H - MB + 30);
 	svg_esc(f, xl);
-	fprintf(f, "</text>\n<text transform='translate(14,%d) rotate(-90)' "
-		   "text-anchor='middle' font-size='11'>", (MT + H - MB) / 2);
+	fprintf(f,
+		"</text>\n<text transform='translate(14,%d) rotate(-90)' "
+		"text-anchor='middle' font-size='11'>",
+		(MT + H - MB) / 2);
 	svg_esc(f, yl);
 	fputs("</text>\n", f);
 }
@@ -134,9 +145,10 @@ static void legend(FILE *f, const char *const *names, int n)
 {
 	for (int i = 0; i < n && i < 8; i++) {
 		int x = 8 + (i % 3) * 184, y = H - 28 + (i / 3) * 11;
-		fprintf(f, "<rect x='%d' y='%d' width='9' height='9' fill='%s'/>"
-			   "<text x='%d' y='%d' font-size='9.5'>", x, y - 8, palette[i % NPAL],
-			x + 12, y);
+		fprintf(f,
+			"<rect x='%d' y='%d' width='9' height='9' fill='%s'/>"
+			"<text x='%d' y='%d' font-size='9.5'>",
+			x, y - 8, palette[i % NPAL], x + 12, y);
 		svg_esc(f, names[i]);
 		fputs("</text>\n", f);
 	}
@@ -149,14 +161,17 @@ static void xticks(FILE *f, const struct axis *a, const struct svg_ticks *xt)
 		if (xt->at[i] < a->lo || xt->at[i] > a->hi)
 			continue;
 		svg_num(lab, sizeof(lab), xt->at[i]);
-		fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='11'>%s</text>\n",
+		fprintf(f,
+			"<text x='%.1f' y='%d' text-anchor='middle' "
+			"font-size='11'>%s</text>\n",
 			ax_pos(a, xt->at[i], ML, W - MR), H - MB + 14,
 			xt->label ? xt->label[i] : lab);
 	}
 }
 
-void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool xlog, bool ylog,
-	       const char *xl, const char *yl, double mark_x, const struct svg_ticks *xt)
+void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool xlog,
+	       bool ylog, const char *xl, const char *yl, double mark_x,
+	       const struct svg_ticks *xt)
 {
 	struct axis ax = {.log = xlog}, ay = {.log = ylog};
 	const char *names[8];
@@ -170,26 +185,33 @@ void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool x
 		ticks(f, &ax, false);
 	ticks(f, &ay, true);
 	for (int i = 0; i < nc; i++) {
-		fprintf(f, "<polyline fill='none' stroke-width='1.6' stroke='%s' points='",
+		fprintf(f,
+			"<polyline fill='none' stroke-width='1.6' stroke='%s' points='",
 			palette[i % NPAL]);
 		for (int k = 0; k < c[i].n; k++)
 			if (!(ylog && c[i].y[k] <= 0))
-				fprintf(f, "%.1f,%.1f ", ax_pos(&ax, c[i].x[k], ML, W - MR),
+				fprintf(f, "%.1f,%.1f ",
+					ax_pos(&ax, c[i].x[k], ML, W - MR),
 					ax_pos(&ay, c[i].y[k], H - MB, MT));
 		fputs("'/>\n", f);
 		if (c[i].n < 40)
 			for (int k = 0; k < c[i].n; k++)
 				if (!(ylog && c[i].y[k] <= 0))
-					fprintf(f, "<circle r='2.5' fill='%s' cx='%.1f' cy='%.1f'/>",
-						palette[i % NPAL], ax_pos(&ax, c[i].x[k], ML, W - MR),
+					fprintf(f,
+						"<circle r='2.5' fill='%s' cx='%.1f' "
+						"cy='%.1f'/>",
+						palette[i % NPAL],
+						ax_pos(&ax, c[i].x[k], ML, W - MR),
 						ax_pos(&ay, c[i].y[k], H - MB, MT));
 		if (i < 8)
 			names[i] = c[i].name;
 	}
 	if (mark_x == mark_x) {
 		double p = ax_pos(&ax, mark_x, ML, W - MR);
-		fprintf(f, "<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#000' "
-			   "stroke-dasharray='4 3'/><text x='%.1f' y='%d' font-size='10'>cliff</text>\n",
+		fprintf(f,
+			"<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#000' "
+			"stroke-dasharray='4 3'/><text x='%.1f' y='%d' "
+			"font-size='10'>cliff</text>\n",
 			p, p, MT, H - MB, p + 3, MT + 12);
 	}
 	legend(f, names, nc < 8 ? nc : 8);
@@ -207,16 +229,19 @@ void svg_bars(FILE *f, const char *title, const char *const *cats, int ncat,
 		ay.hi = 1;
 	frame(f, title, "", yl);
 	ticks(f, &ay, true);
-	double gw = (double)(W - ML - MR) / (ncat ? ncat : 1), bw = gw * 0.8 / (nser ? nser : 1);
+	double gw = (double)(W - ML - MR) / (ncat ? ncat : 1),
+	       bw = gw * 0.8 / (nser ? nser : 1);
 	for (int c = 0; c < ncat; c++) {
 		for (int s = 0; s < nser; s++) {
 			double v = vals[c * nser + s], y = ax_pos(&ay, v, H - MB, MT);
 			double x = ML + c * gw + gw * 0.1 + s * bw;
 			char lab[32];
 			svg_num(lab, sizeof(lab), v);
-			fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s'>"
-				   "<title>%s</title></rect>\n", x, y, bw - 1, H - MB - y,
-				palette[s % NPAL], lab);
+			fprintf(f,
+				"<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
+				"fill='%s'>"
+				"<title>%s</title></rect>\n",
+				x, y, bw - 1, H - MB - y, palette[s % NPAL], lab);
 		}
 		fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle' font-size='9'>",
 			ML + c * gw + gw / 2, H - MB + 12 + (c % 2) * 10);

@@ -26,8 +26,9 @@ struct svg_ticks {
 void svg_esc(FILE *f, const char *s);
 void svg_num(char *buf, size_t len, double v);
 /* @mark_x: a dashed vertical marker (the cliff), NAN for none. */
-void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool xlog, bool ylog,
-	       const char *xl, const char *yl, double mark_x, const struct svg_ticks *xt);
+void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool xlog,
+	       bool ylog, const char *xl, const char *yl, double mark_x,
+	       const struct svg_ticks *xt);
 /* @vals: ncat x nser, row-major. */
 void svg_bars(FILE *f, const char *title, const char *const *cats, int ncat,
 	      const char *const *sers, int nser, const double *vals, const char *yl);

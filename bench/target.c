@@ -30,13 +30,14 @@
 
 #define TMPFS_MAGIC_NR 0x01021994
 /* Superblock magics, as blkid finds them. */
-#define EXT_MAGIC_OFF 1080
+#define EXT_MAGIC_OFF	1080
 #define BTRFS_MAGIC_OFF 0x10040
-#define PROBE_BYTES (BTRFS_MAGIC_OFF + 8)
+#define PROBE_BYTES	(BTRFS_MAGIC_OFF + 8)
 
 static const char *fs_magic(const uint8_t *b, size_t n)
 {
-	if (n >= EXT_MAGIC_OFF + 2 && b[EXT_MAGIC_OFF] == 0x53 && b[EXT_MAGIC_OFF + 1] == 0xEF)
+	if (n >= EXT_MAGIC_OFF + 2 && b[EXT_MAGIC_OFF] == 0x53 &&
+	    b[EXT_MAGIC_OFF + 1] == 0xEF)
 		return "an ext2/3/4 filesystem";
 	if (n >= 4 && !memcmp(b, "XFSB", 4))
 		return "an XFS filesystem";
@@ -61,7 +62,8 @@ int target_check_writable(const char *target, bool force, char *err, size_t errl
 	uint8_t *buf = calloc(1, PROBE_BYTES);
 	int fd = open(path, O_RDONLY);
 
-	if (force || !buf || fd < 0 || (target_is_region(target) && strncmp(target, "pmem:", 5)))
+	if (force || !buf || fd < 0 ||
+	    (target_is_region(target) && strncmp(target, "pmem:", 5)))
 		goto pmwal;
 	ssize_t n = pread(fd, buf, PROBE_BYTES, 0);
 	if (n > 0)
@@ -74,8 +76,10 @@ pmwal:
 	free(buf);
 	if (!what)
 		return 0;
-	snprintf(err, errlen, "%s holds %s; a write benchmark would destroy it (pass --force "
-		 "to write anyway)", path, what);
+	snprintf(err, errlen,
+		 "%s holds %s; a write benchmark would destroy it (pass --force "
+		 "to write anyway)",
+		 path, what);
 	return -1;
 }
 
@@ -90,7 +94,8 @@ static bool on_tmpfs(const char *path)
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
-	return statfs(slash ? (*dir ? dir : "/") : ".", &fs) == 0 && fs.f_type == TMPFS_MAGIC_NR;
+	return statfs(slash ? (*dir ? dir : "/") : ".", &fs) == 0 &&
+	       fs.f_type == TMPFS_MAGIC_NR;
 }
 
 /* A file on tmpfs maps with page granularity; force the cache-line path so the
@@ -161,8 +166,9 @@ static json_t *cpu_json(void)
 	}
 	if (f)
 		fclose(f);
-	return json_pack("{s:s,s:i,s:I}", "model", model, "online", (int)sysconf(_SC_NPROCESSORS_ONLN),
-			 "memory_bytes", (json_int_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE));
+	return json_pack("{s:s,s:i,s:I}", "model", model, "online",
+			 (int)sysconf(_SC_NPROCESSORS_ONLN), "memory_bytes",
+			 (json_int_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE));
 }
 
 static void sysfs_add(json_t *o, const char *key, const char *path)
@@ -191,12 +197,12 @@ static void blockdev_facts(json_t *o, dev_t dev)
 	if (access(p, F_OK) == 0)
 		snprintf(base + strlen(base), sizeof(base) - strlen(base), "/..");
 	static const char *const keys[][2] = {
-		{"logical_block_size", "queue/logical_block_size"},
-		{"physical_block_size", "queue/physical_block_size"},
-		{"rotational", "queue/rotational"},
-		{"scheduler", "queue/scheduler"},
-		{"model", "device/model"},
-		{"nr_requests", "queue/nr_requests"},
+	    {"logical_block_size", "queue/logical_block_size"},
+	    {"physical_block_size", "queue/physical_block_size"},
+	    {"rotational", "queue/rotational"},
+	    {"scheduler", "queue/scheduler"},
+	    {"model", "device/model"},
+	    {"nr_requests", "queue/nr_requests"},
 	};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", base, keys[i][1]);
@@ -214,12 +220,15 @@ json_t *target_env_json(const char *t)
 	if (target_is_region(t) && strncmp(t, "pmem:", 5)) {
 		json_object_set_new(o, "kind", json_string("region"));
 	} else if (stat(path, &st) == 0) {
-		json_object_set_new(o, "kind", json_string(S_ISBLK(st.st_mode) ? "blockdev" : "file"));
+		json_object_set_new(
+		    o, "kind", json_string(S_ISBLK(st.st_mode) ? "blockdev" : "file"));
 		blockdev_facts(o, S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev);
 		if (statfs(path, &fs) == 0)
-			json_object_set_new(o, "fs_magic", json_integer((json_int_t)fs.f_type));
+			json_object_set_new(o, "fs_magic",
+					    json_integer((json_int_t)fs.f_type));
 	}
-	json_object_set_new(o, "emulated", json_boolean(!strncmp(t, "pmem:", 5) && on_tmpfs(path)));
+	json_object_set_new(o, "emulated",
+			    json_boolean(!strncmp(t, "pmem:", 5) && on_tmpfs(path)));
 #ifdef BENCH_HAVE_PROBE
 	char err[256] = "";
 	json_t *probe = pmr_probe_json(t, err, sizeof(err));
@@ -237,19 +246,22 @@ json_t *environment_json(const char **targets, int ntargets, json_t *options)
 	uname(&u);
 	for (int i = 0; i < ntargets; i++)
 		json_array_append_new(tj, target_env_json(targets[i]));
-	json_t *env = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:o}", "kernel", u.release,
-				"kernel_version", u.version, "machine", u.machine, "hostname",
-				u.nodename, "cpu", cpu_json(), "pmwal_version", pmwal_version(),
-				"pmem2_force_granularity", g ? g : "", "targets", tj);
+	json_t *env =
+	    json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:o}", "kernel", u.release,
+		      "kernel_version", u.version, "machine", u.machine, "hostname",
+		      u.nodename, "cpu", cpu_json(), "pmwal_version", pmwal_version(),
+		      "pmem2_force_granularity", g ? g : "", "targets", tj);
 #ifdef IO_URING_VERSION_MAJOR
-	json_object_set_new(env, "liburing", json_sprintf("%d.%d", IO_URING_VERSION_MAJOR,
-							  IO_URING_VERSION_MINOR));
+	json_object_set_new(
+	    env, "liburing",
+	    json_sprintf("%d.%d", IO_URING_VERSION_MAJOR, IO_URING_VERSION_MINOR));
 #else
 	json_object_set_new(env, "liburing", json_string("< 2.4 (no version macros)"));
 #endif
 	json_object_set_new(env, "histogram",
-			    json_pack("{s:s,s:i,s:f}", "kind", "log-linear", "sub_buckets",
-				      HIST_SUB_COUNT, "rel_error_bound", HIST_REL_ERROR));
+			    json_pack("{s:s,s:i,s:f}", "kind", "log-linear",
+				      "sub_buckets", HIST_SUB_COUNT, "rel_error_bound",
+				      HIST_REL_ERROR));
 	if (options)
 		json_object_set(env, "options", options);
 	return env;

@@ -172,7 +172,8 @@ int parse_rate(const char *s, struct rate_cap *cap, char *err, size_t errlen)
 		char *end;
 		double pct = strtod(s, &end);
 		if (end != s + n - 1 || !(pct > 0 && pct <= 100)) {
-			snprintf(err, errlen, "'%s': a percentage must be in (0, 100]", s);
+			snprintf(err, errlen, "'%s': a percentage must be in (0, 100]",
+				 s);
 			return -1;
 		}
 		cap->pct = pct;
@@ -195,8 +196,8 @@ int parse_rate(const char *s, struct rate_cap *cap, char *err, size_t errlen)
 }
 
 static const char *const rw_names[] = {
-	[RW_READ] = "read",	      [RW_WRITE] = "write", [RW_RANDREAD] = "randread",
-	[RW_RANDWRITE] = "randwrite", [RW_RANDRW] = "randrw", [RW_RW] = "rw",
+    [RW_READ] = "read",		  [RW_WRITE] = "write",	  [RW_RANDREAD] = "randread",
+    [RW_RANDWRITE] = "randwrite", [RW_RANDRW] = "randrw", [RW_RW] = "rw",
 };
 
 int parse_rw(const char *s, int *rw, char *err, size_t errlen)
@@ -265,7 +266,8 @@ int parse_list(const char *s, bool sizes, uint64_t *vals, int max, int *count, c
 		return -1;
 	}
 	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (char *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		char *dots = strstr(tok, "..");
 		uint64_t a, b;
 		if (!dots) {
@@ -355,7 +357,8 @@ void progress_update(uint64_t elapsed_ns)
 {
 	if (!progress_tty)
 		return;
-	double left = progress_total_ns > elapsed_ns ? (progress_total_ns - elapsed_ns) / 1e9 : 0;
+	double left =
+	    progress_total_ns > elapsed_ns ? (progress_total_ns - elapsed_ns) / 1e9 : 0;
 	fprintf(stderr, "\r\033[K[%s] %.1fs elapsed, %.0fs left", progress_phase,
 		elapsed_ns / 1e9, left);
 	if (progress_suite_left_ns)

@@ -61,7 +61,8 @@ Test(bench, histogram_percentiles_stay_within_the_stated_error_bound)
 	qsort(v, N, sizeof(v[0]), cmp_u64);
 	for (size_t k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
 		size_t rank = (size_t)ceil(pcts[k] / 100 * N);
-		double exact = (double)v[rank - 1], got = (double)hist_percentile(&h, pcts[k]);
+		double exact = (double)v[rank - 1],
+		       got = (double)hist_percentile(&h, pcts[k]);
 		cr_assert_leq(fabs(got - exact), exact * HIST_REL_ERROR + 0.5,
 			      "p%g: got %.0f, exact %.0f", pcts[k], got, exact);
 	}
@@ -73,7 +74,8 @@ Test(bench, histogram_percentiles_stay_within_the_stated_error_bound)
 Test(bench, histogram_buckets_tile_the_range_with_bounded_width)
 {
 	for (unsigned i = 1; i < HIST_BUCKETS; i++) {
-		cr_assert_eq(hist_bucket_low(i), hist_bucket_high(i - 1) + 1, "gap at %u", i);
+		cr_assert_eq(hist_bucket_low(i), hist_bucket_high(i - 1) + 1, "gap at %u",
+			     i);
 		cr_assert_eq(hist_index(hist_bucket_low(i)), i);
 		cr_assert_eq(hist_index(hist_bucket_high(i)), i);
 		double width = (double)(hist_bucket_high(i) - hist_bucket_low(i) + 1);
@@ -96,7 +98,8 @@ Test(bench, rate_limiter_holds_the_rate_on_a_simulated_clock)
 			bytes += 4096;
 	}
 	double rate = bytes / 2.0;
-	cr_assert_float_eq(rate, 100.0 * 1048576, 0.01 * 100 * 1048576, "rate %.0f", rate);
+	cr_assert_float_eq(rate, 100.0 * 1048576, 0.01 * 100 * 1048576, "rate %.0f",
+			   rate);
 	limiter_init(&l, 0);
 	cr_assert_eq(limiter_take(&l, now, 1u << 30), 0, "0 means unlimited");
 }
@@ -141,7 +144,8 @@ Test(bench, bad_values_are_rejected_with_a_message)
 	static const char *const bad_sizes[] = {"4x", "-1", "", "k", "1.8e30"};
 	for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
 		err[0] = 0;
-		cr_assert_eq(parse_size(bad_sizes[i], &v, err, sizeof(err)), -1, "%s", bad_sizes[i]);
+		cr_assert_eq(parse_size(bad_sizes[i], &v, err, sizeof(err)), -1, "%s",
+			     bad_sizes[i]);
 		cr_assert(strstr(err, "not a size"), "message: %s", err);
 	}
 	cr_assert_eq(parse_duration("10parsecs", &v, err, sizeof(err)), -1);
@@ -169,10 +173,11 @@ static int bench_argv(const char *const *args)
 Test(bench, bad_command_lines_exit_2)
 {
 	static const char *const bs[] = {"bench", "io", "/var/tmp/x", "--bs", "4x", NULL};
-	static const char *const qd[] = {"bench", "io", "/var/tmp/x", "--iodepth", "0", NULL};
+	static const char *const qd[] = {"bench",     "io", "/var/tmp/x",
+					 "--iodepth", "0",  NULL};
 	static const char *const mode[] = {"bench", "sideways", NULL};
 	static const char *const opt[] = {"bench", "io", "--frobnicate", NULL};
-	static const char *const dev[] = {"bench", "io", "/dev/pmwal-no-such-device",
+	static const char *const dev[] = {"bench",     "io", "/dev/pmwal-no-such-device",
 					  "--runtime", "1s", NULL};
 	static const char *const sweep[] = {"bench", "io", "--sweep", "colour=1,2", NULL};
 	static const char *const cmp[] = {"bench", "compare", "flash", NULL};
@@ -203,7 +208,8 @@ Test(bench, a_filesystem_superblock_is_never_overwritten_without_force,
 	cr_assert_eq(target_check_writable(path, false, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "ext2/3/4") && strstr(err, "--force"), "message: %s", err);
 	cr_assert_eq(target_check_writable(path, true, err, sizeof(err)), 0);
-	const char *const args[] = {"bench", "io", path, "--rw", "write", "--runtime", "1s", NULL};
+	const char *const args[] = {"bench", "io",	  path, "--rw",
+				    "write", "--runtime", "1s", NULL};
 	cr_assert_eq(bench_argv(args), 2);
 }
 
@@ -248,7 +254,8 @@ Test(bench, a_short_io_run_on_a_temp_file_measures_something, .init = make_tmpdi
 	result_free(r);
 }
 
-Test(bench, a_write_rate_cap_is_held_on_a_real_run, .init = make_tmpdir, .fini = remove_tmpdir)
+Test(bench, a_write_rate_cap_is_held_on_a_real_run, .init = make_tmpdir,
+     .fini = remove_tmpdir)
 {
 	struct rate_cap cap = {.bytes_per_s = 8u << 20};
 	struct run_result *r = short_run(RW_RANDWRITE, 1000000000ull, &cap);
@@ -267,9 +274,10 @@ Test(bench, json_output_has_fio_shape_and_pmwal_sections, .init = make_tmpdir,
 	snprintf(path, sizeof(path), "%s/io.dat", tmpdir);
 	snprintf(json, sizeof(json), "%s/r.json", tmpdir);
 	snprintf(report, sizeof(report), "%s/rep", tmpdir);
-	const char *const args[] = {"bench", "io", path, "--rw", "randrw", "--size", "16m",
-				    "--runtime", "500ms", "--iodepth", "4", "--quiet", "--json",
-				    json, "-o", report, NULL};
+	const char *const args[] = {
+	    "bench",  "io",	   path,    "--rw",	 "randrw", "--size",
+	    "16m",    "--runtime", "500ms", "--iodepth", "4",	   "--quiet",
+	    "--json", json,	   "-o",    report,	 NULL};
 	int st = bench_argv(args);
 	if (st == 2)
 		cr_skip_test("bench io refused on this machine (io_uring or O_DIRECT)");
@@ -291,14 +299,15 @@ Test(bench, json_output_has_fio_shape_and_pmwal_sections, .init = make_tmpdir,
 		cr_assert(json_is_integer(json_object_get(c, "min")));
 		cr_assert(json_is_integer(json_object_get(c, "max")));
 		cr_assert(json_is_number(json_object_get(c, "mean")));
-		cr_assert(json_is_integer(json_object_get(json_object_get(c, "percentile"),
-							  "50.000000")));
-		cr_assert(json_is_integer(json_object_get(json_object_get(c, "percentile"),
-							  "99.990000")));
+		cr_assert(json_is_integer(
+		    json_object_get(json_object_get(c, "percentile"), "50.000000")));
+		cr_assert(json_is_integer(
+		    json_object_get(json_object_get(c, "percentile"), "99.990000")));
 	}
 	json_t *pm = json_object_get(job, "pmwal");
 	cr_assert(strstr(json_string_value(json_object_get(pm, "fio_command")), "fio "));
-	cr_assert_gt(json_array_size(json_object_get(json_object_get(pm, "series"), "points")), 0);
+	cr_assert_gt(
+	    json_array_size(json_object_get(json_object_get(pm, "series"), "points")), 0);
 	json_t *env = json_object_get(json_object_get(root, "pmwal"), "environment");
 	cr_assert(json_is_string(json_object_get(env, "kernel")));
 	json_decref(root);
@@ -323,7 +332,8 @@ Test(bench, a_lasting_drop_is_reported_as_a_cliff)
 	json_t *cliff = json_object_get(s, "cliff");
 	cr_assert(json_is_true(json_object_get(cliff, "detected")));
 	cr_assert_float_eq(json_real_value(json_object_get(cliff, "at_s")), 12.0, 1e-9);
-	cr_assert_eq(json_integer_value(json_object_get(cliff, "bytes_before")), 48000000000ll);
+	cr_assert_eq(json_integer_value(json_object_get(cliff, "bytes_before")),
+		     48000000000ll);
 	cr_assert_float_eq(json_real_value(json_object_get(cliff, "after_over_before")),
 			   0.175, 1e-6);
 	cr_assert(json_is_object(json_object_get(s, "steady")));
@@ -333,7 +343,8 @@ Test(bench, a_lasting_drop_is_reported_as_a_cliff)
 	for (int i = 0; i < 20; i++)
 		r->series.pt[i].bytes[DIR_WRITE] = 1000;
 	s = series_json(&r->series, r);
-	cr_assert(json_is_false(json_object_get(json_object_get(s, "cliff"), "detected")));
+	cr_assert(
+	    json_is_false(json_object_get(json_object_get(s, "cliff"), "detected")));
 	json_decref(s);
 	result_free(r);
 }

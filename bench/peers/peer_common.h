@@ -72,8 +72,8 @@ static int peer_run(const char *name, int threads, double seconds, uint64_t byte
 		return 1;
 	hist_init(&all);
 	for (int i = 0; i < threads; i++) {
-		th[i] = (struct peer_thread){.idx = i, .end_ns = t0 + (uint64_t)(seconds * 1e9),
-					     .ctx = ctx};
+		th[i] = (struct peer_thread){
+		    .idx = i, .end_ns = t0 + (uint64_t)(seconds * 1e9), .ctx = ctx};
 		hist_init(&th[i].lat);
 		pthread_create(&tid[i], NULL, peer_thread_main, &th[i]);
 	}
@@ -86,9 +86,10 @@ static int peer_run(const char *name, int threads, double seconds, uint64_t byte
 	double sec = (peer_now_ns() - t0) / 1e9;
 	printf("peer=%s threads=%d ops=%llu ops_per_s=%.1f bw_bytes=%.0f p50_ns=%llu "
 	       "p99_ns=%llu max_ns=%llu err=%d\n",
-	       name, threads, (unsigned long long)ops, ops / sec, ops * bytes_per_op / sec,
-	       (unsigned long long)hist_percentile(&all, 50),
-	       (unsigned long long)hist_percentile(&all, 99), (unsigned long long)all.max, err);
+	       name, threads, (unsigned long long)ops, ops / sec,
+	       ops * bytes_per_op / sec, (unsigned long long)hist_percentile(&all, 50),
+	       (unsigned long long)hist_percentile(&all, 99), (unsigned long long)all.max,
+	       err);
 	return err ? 1 : 0;
 }
 

@@ -34,7 +34,9 @@ static int append_op(struct peer_thread *t, uint64_t seq)
 int main(int argc, char **argv)
 {
 	if (argc != 6) {
-		fprintf(stderr, "usage: %s PATH POOL_BYTES RECORD_BYTES THREADS SECONDS\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s PATH POOL_BYTES RECORD_BYTES THREADS SECONDS\n",
+			argv[0]);
 		return 2;
 	}
 	unlink(argv[1]);

@@ -19,7 +19,8 @@ static char *val;
 static int put_op(struct peer_thread *t, uint64_t seq)
 {
 	char key[48], *err = NULL;
-	int n = snprintf(key, sizeof(key), "k%03d-%012llu", t->idx, (unsigned long long)seq);
+	int n =
+	    snprintf(key, sizeof(key), "k%03d-%012llu", t->idx, (unsigned long long)seq);
 
 	rocksdb_put(db, wo, key, (size_t)n, val, val_bytes, &err);
 	if (err) {

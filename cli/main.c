@@ -10,20 +10,6 @@
 #include "cli.h"
 #include "pmwal.h"
 
-#ifdef PMWAL_NO_BENCH
-/* A build without bench/ (partial checkouts): say so instead of failing to link. */
-int cmd_bench(int argc, char **argv)
-{
-	fprintf(stderr, "pmwal bench: this build has no benchmark (bench/ was not built)\n");
-	return 2;
-}
-
-int cmd_report(int argc, char **argv)
-{
-	return cmd_bench(argc, argv);
-}
-#endif
-
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);

@@ -224,9 +224,13 @@ int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count,
 		  uint64_t *first_lsn_out);
 
 /*
- * Called once the record is durable (status 0) or can never be (status < 0,
- * the sticky error). Runs on a pmwal thread or an appending thread; it must
- * not call pmwal_close() and should return quickly.
+ * Called once the record is durable (status 0) or can never be (status < 0:
+ * PMWAL_EFAILED, or PMWAL_ECLOSED at close). It runs on the thread that
+ * completed the group (a pmwal thread or an appender) while that group's
+ * leadership is held: it may call pmwal_append_async() and
+ * pmwal_durable_lsn(), but never pmwal_append(), pmwal_appendv(),
+ * pmwal_wait(), pmwal_sync() or pmwal_close() (they would wait on itself).
+ * It should return quickly.
  */
 typedef void (*pmwal_durable_fn)(void *arg, uint64_t lsn, int status);
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages pmwal needs, only those that are missing.
+#   deps.sh build   compiler, CMake, and the libraries libpmwal links
+#   deps.sh test    + Criterion, and what the tests drive (fio, chromium, peers)
+#   deps.sh bench   + fio and the peers the benchmark compares against
+set -euo pipefail
+build=(gcc make cmake pkg-config liburing-dev libxxhash-dev libpmem2-dev libjansson-dev libnvme-dev)
+peers=(fio libpmemlog-dev librocksdb-dev g++)
+case "${1:-build}" in
+build) want=("${build[@]}") ;;
+test) want=("${build[@]}" "${peers[@]}" libcriterion-dev clang chromium) ;;
+bench) want=("${build[@]}" "${peers[@]}") ;;
+*) echo "usage: deps.sh build|test|bench" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "deps: installing ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: not root; install them with: sudo apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

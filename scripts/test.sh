@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds pmwal twice (release with -Werror, and ASan+UBSan) and runs every test
+# in both: Criterion suites, CLI round trips, the installed-package consumer,
+# the benchmark smoke. Installs missing Debian packages first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh test
+jobs=$(nproc)
+run() { # run BUILD_DIR CMAKE_ARGS...
+	local dir=$1; shift
+	cmake -S . -B "$dir" -DPMWAL_WERROR=ON "$@" >/dev/null
+	cmake --build "$dir" -j "$jobs" >/dev/null
+	(cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 1200)
+}
+status=0
+echo "== release build (-Werror)"
+run build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1
+echo "== ASan+UBSan build"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	run build/asan -DCMAKE_BUILD_TYPE=Debug -DPMWAL_SANITIZE=ON || status=1
+exit $status

@@ -634,9 +634,12 @@ int cmd_info(int argc, char **argv)
 		if (i.granularity[0])
 			printf("  granularity    %s\n", i.granularity);
 		printf("  durability     %s\n", i.durability);
-		printf("  atomic writes  %s\n",
-		       i.atomic_write_bytes ? "4096-byte atomic writes (RWF_ATOMIC)"
-					    : "none: torn blocks are detected by checksum");
+		if (i.atomic_write_bytes)
+			printf("  atomic writes  %u bytes%s\n", i.atomic_write_bytes,
+			       strcmp(i.io_path, "mapped") ? " (RWF_ATOMIC on every block)"
+							  : " (aligned stores)");
+		else
+			printf("  atomic writes  none: torn blocks are detected by checksum\n");
 		printf("  state          %s (%s)\n", verdict_str(r->verdict), r->detail);
 	}
 	pmwal_close(w);

@@ -750,8 +750,11 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 		set_err(w, "%s: superblock write for release to LSN %llu failed: %s", w->target,
 			(unsigned long long)lsn, pmwal_strerror(rc));
 	} else {
-		/* Only now, with the new head durable, may the space be reused. */
-		w->sb = sb;
+		/* Only now, with the new head durable, may the space be reused.
+		 * The other superblock fields never change after open. */
+		w->sb.sb_seq = sb.sb_seq;
+		w->sb.head_seq = seq;
+		w->sb.head_lsn = lsn;
 		w->head_seq = seq;
 		w->head_lsn = lsn;
 		pthread_cond_broadcast(&w->cv_done);

@@ -8,8 +8,12 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "engine.h"
 #include "testutil.h"
@@ -417,4 +421,125 @@ Test(recovery, arbitrary_bytes_never_crash_recovery)
 		sim_free(copy);
 	}
 	sim_free(sim);
+}
+
+/*
+ * The real kernel path: a child appends to a real file through io_uring from
+ * four threads and reports each ack on a pipe; it is SIGKILLed at a random
+ * moment. Every acked record must come back (process-crash semantics).
+ */
+struct kill_arg {
+	struct pmwal *w;
+	int fd;
+	int id;
+};
+
+static void *kill_appender(void *p)
+{
+	struct kill_arg *a = p;
+	static __thread uint8_t buf[9000];
+
+	for (uint64_t i = 0;; i++) {
+		uint64_t key = (uint64_t)a->id << 40 | i, lsn;
+		size_t len = 1 + (size_t)(key * 2654435761u % 8999);
+		uint64_t msg[2];
+
+		tu_fill(buf, len, key);
+		if (pmwal_append(a->w, buf, len, &lsn))
+			_exit(5);
+		msg[0] = lsn;
+		msg[1] = key;
+		if (write(a->fd, msg, sizeof(msg)) != sizeof(msg))
+			_exit(6);
+	}
+	return NULL;
+}
+
+Test(recovery, sigkilled_writer_on_a_real_file_loses_no_acked_record)
+{
+	char *dir = tu_mkdtemp();
+	char *path = tu_path(dir, "log");
+
+	for (int round = 0; round < 6; round++) {
+		int fds[2];
+		char err[512] = "";
+		struct pmwal_options o = { .target = path, .capacity_bytes = 32 << 20,
+					   .errmsg_buf = err, .errmsg_len = sizeof(err) };
+		struct pmwal *w;
+
+		if (round == 0) {
+			o.flags = PMWAL_OPEN_CREATE;
+			int rc = pmwal_open(&o, &w);
+
+			if (rc == PMWAL_EUNSUPPORTED)
+				cr_skip_test("%s", err);
+			cr_assert_eq(rc, 0, "%s", err);
+			pmwal_close(w);
+			o.flags = 0;
+		}
+		cr_assert_eq(pipe(fds), 0);
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			struct kill_arg args[4];
+			pthread_t t[4];
+
+			close(fds[0]);
+			if (pmwal_open(&o, &w))
+				_exit(4);
+			for (int i = 0; i < 4; i++) {
+				args[i] = (struct kill_arg){ w, fds[1], round * 4 + i };
+				pthread_create(&t[i], NULL, kill_appender, &args[i]);
+			}
+			pause();
+			_exit(0);
+		}
+		close(fds[1]);
+		usleep(50000 + (useconds_t)(round * 37000 % 150000));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+
+		/* Acks the child reported before it died. */
+		size_t cap = 1 << 16, n = 0;
+		uint64_t(*acks)[2] = malloc(cap * sizeof(*acks));
+		uint64_t msg[2], max_acked = 0;
+
+		while (read(fds[0], msg, sizeof(msg)) == sizeof(msg)) {
+			if (n == cap)
+				acks = realloc(acks, (cap *= 2) * sizeof(*acks));
+			acks[n][0] = msg[0];
+			acks[n][1] = msg[1];
+			if (msg[0] > max_acked)
+				max_acked = msg[0];
+			n++;
+		}
+		close(fds[0]);
+		cr_assert_gt(n, 0, "round %d: the child acked nothing before the kill", round);
+		cr_assert_eq(pmwal_open(&o, &w), 0, "round %d: %s", round, err);
+		const struct pmwal_report *rep = pmwal_recovery_report(w);
+
+		cr_assert_neq(rep->verdict, PMWAL_CORRUPT, "%s", rep->detail);
+		cr_assert_geq(rep->last_lsn, max_acked, "round %d: acked %llu, recovered %llu",
+			      round, (unsigned long long)max_acked,
+			      (unsigned long long)rep->last_lsn);
+		for (size_t i = 0; i < n; i++) {
+			struct pmwal_iter *it;
+			uint64_t lsn;
+			const void *data;
+			size_t len;
+
+			cr_assert_eq(pmwal_iter_open(w, acks[i][0], &it), 0);
+			cr_assert_eq(pmwal_iter_next(it, &lsn, &data, &len), 1);
+			cr_assert_eq(lsn, acks[i][0]);
+			cr_assert(tu_check(data, len, acks[i][1]), "LSN %llu wrong bytes",
+				  (unsigned long long)lsn);
+			pmwal_iter_close(it);
+		}
+		/* Make room for the next round. */
+		cr_assert_eq(pmwal_release(w, pmwal_durable_lsn(w) + 1), 0);
+		pmwal_close(w);
+		free(acks);
+	}
+	free(path);
+	tu_rmdir(dir);
 }

@@ -42,7 +42,8 @@ struct io_shared {
 	uint64_t target_bytes; /* bytes of the target in use */
 	uint32_t sector_bytes;
 	pthread_barrier_t start;
-	volatile int abort;
+	int abort;           /* set by any job on error: all stop (atomic) */
+	int done;            /* jobs finished (atomic) */
 };
 
 struct io_slot {
@@ -66,6 +67,7 @@ struct io_job {
 	uint64_t off0, slice_bytes, seq_pos;
 	uint64_t ops_left; /* size-based runs: ops still to issue */
 	uint64_t rng;
+	uint64_t finish_ns;     /* when this job stopped */
 	struct limiter lim[DIR_COUNT];
 	struct thread_stats st;
 	int err;
@@ -98,7 +100,7 @@ static void job_fail(struct io_job *j, int err, const char *fmt, const char *wha
 		j->err = err;
 		snprintf(j->errmsg, sizeof(j->errmsg), fmt, what, strerror(-err));
 	}
-	j->sh->abort = 1;
+	__atomic_store_n(&j->sh->abort, 1, __ATOMIC_RELAXED);
 }
 
 /* Direction of the next I/O, or -1 with *wait_ns set when rate caps say
@@ -145,7 +147,7 @@ static uint64_t next_offset(struct io_job *j)
 
 static bool job_stopping(struct io_job *j, uint64_t now)
 {
-	return bench_stop || j->sh->abort || (j->st.end_ns && now >= j->st.end_ns) ||
+	return bench_stop || __atomic_load_n(&j->sh->abort, __ATOMIC_RELAXED) || (j->st.end_ns && now >= j->st.end_ns) ||
 	       (!j->st.end_ns && j->ops_left == 0);
 }
 
@@ -421,9 +423,11 @@ static void *job_main(void *arg)
 	j->st.start_ns = t0 + s->ramp_ns;
 	j->st.end_ns = s->runtime_ns ? j->st.start_ns + s->runtime_ns : 0;
 	j->ops_left = j->slice_bytes / s->bs_bytes;
-	if (!j->sh->abort && !j->err)
+	if (!__atomic_load_n(&j->sh->abort, __ATOMIC_RELAXED) && !j->err)
 		j->sh->region ? region_loop(j) : uring_loop(j);
+	j->finish_ns = now_ns();
 	tstats_finish(&j->st);
+	__atomic_add_fetch(&j->sh->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -646,18 +650,13 @@ static void supervise(const struct io_spec *s, struct io_job *jobs, struct run_r
 			getrusage(RUSAGE_SELF, &ru0);
 			ramped = true;
 		}
-		if ((s->runtime_ns && el >= total) || bench_stop || jobs[0].sh->abort)
+		struct io_shared *sh = jobs[0].sh;
+		if ((s->runtime_ns && el >= total) || bench_stop ||
+		    __atomic_load_n(&sh->abort, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE) == (int)s->numjobs)
 			break;
-		if (!s->runtime_ns && el > 100000000ull) {
-			/* size-based: stop supervising once the threads finish */
-			bool any = false;
-			for (uint32_t i = 0; i < s->numjobs; i++)
-				any |= jobs[i].ops_left > 0;
-			if (!any)
-				break;
-		}
 		progress_update(el);
-		sleep_ns(50000000);
+		sleep_ns(s->runtime_ns ? 50000000 : 5000000);
 	}
 	for (uint32_t i = 0; i < s->numjobs; i++)
 		pthread_join(jobs[i].tid, NULL);
@@ -697,6 +696,13 @@ static void run_jobs(struct io_shared *sh, struct run_result *r)
 		pthread_create(&j->tid, NULL, job_main, j);
 	}
 	supervise(s, jobs, r);
+	if (!s->runtime_ns) {
+		/* One pass: the jobs' own clocks, not the supervisor's polling. */
+		uint64_t end = 0;
+		for (uint32_t i = 0; i < s->numjobs; i++)
+			end = jobs[i].finish_ns > end ? jobs[i].finish_ns : end;
+		r->runtime_ns = end > jobs[0].st.start_ns ? end - jobs[0].st.start_ns : 0;
+	}
 	for (uint32_t i = 0; i < s->numjobs; i++) {
 		if (jobs[i].err && !r->err) {
 			r->err = jobs[i].err;

@@ -35,7 +35,7 @@ struct log_shared {
 	pthread_barrier_t start;
 	pthread_mutex_t release_lock;
 	uint64_t releases;
-	volatile int abort;
+	int abort; /* set by any appender on error (atomic) */
 };
 
 struct log_thread {
@@ -96,7 +96,7 @@ static void thread_fail(struct log_thread *t, int err, const char *what)
 		snprintf(t->errmsg, sizeof(t->errmsg), "%s: %s (%s)", what,
 			 pmwal_strerror(err), pmwal_errmsg(t->sh->w));
 	}
-	t->sh->abort = 1;
+	__atomic_store_n(&t->sh->abort, 1, __ATOMIC_RELAXED);
 }
 
 /* The log is full: release what is durable, as after a checkpoint. */
@@ -154,7 +154,8 @@ static void *appender(void *arg)
 	pthread_barrier_wait(&t->sh->start);
 	t->st.start_ns = now_ns() + s->ramp_ns;
 	t->st.end_ns = t->st.start_ns + s->runtime_ns;
-	while (!bench_stop && !t->sh->abort && now_ns() < t->st.end_ns) {
+	while (!bench_stop && !__atomic_load_n(&t->sh->abort, __ATOMIC_RELAXED) &&
+	       now_ns() < t->st.end_ns) {
 		uint64_t lsn, t0;
 		int ret = append_one(t, &lsn, &t0);
 		if (ret) {
@@ -249,12 +250,14 @@ static void run_threads(struct log_shared *sh, struct log_thread *th,
 	pthread_barrier_wait(&sh->start);
 	t0 = now_ns();
 	progress_begin("log", s->ramp_ns + s->runtime_ns);
-	while (!bench_stop && !sh->abort && now_ns() - t0 < s->ramp_ns) {
+	while (!bench_stop && !__atomic_load_n(&sh->abort, __ATOMIC_RELAXED) &&
+	       now_ns() - t0 < s->ramp_ns) {
 		progress_update(now_ns() - t0);
 		sleep_ns(20000000);
 	}
 	getrusage(RUSAGE_SELF, &ru0);
-	while (!bench_stop && !sh->abort && now_ns() - t0 < s->ramp_ns + s->runtime_ns) {
+	while (!bench_stop && !__atomic_load_n(&sh->abort, __ATOMIC_RELAXED) &&
+	       now_ns() - t0 < s->ramp_ns + s->runtime_ns) {
 		progress_update(now_ns() - t0);
 		sleep_ns(50000000);
 	}

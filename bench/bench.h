@@ -154,6 +154,7 @@ void progress_begin(const char *phase, uint64_t total_ns);
 void progress_update(uint64_t elapsed_ns);
 void progress_end(void);
 extern uint64_t progress_suite_left_ns;
+extern char progress_job[96]; /* what runs now, shown after the phase */
 
 /* --- series.c ----------------------------------------------------------- */
 int series_init(struct series *s, uint64_t interval_ns, uint64_t runtime_ns);

@@ -341,14 +341,16 @@ uint64_t limiter_take(struct limiter *l, uint64_t now, uint64_t bytes)
 }
 
 uint64_t progress_suite_left_ns;
-static char progress_phase[96];
+char progress_job[96];
+static char progress_phase[200];
 static uint64_t progress_total_ns;
 static bool progress_tty = false;
 
 void progress_begin(const char *phase, uint64_t total_ns)
 {
 	progress_tty = isatty(STDERR_FILENO);
-	snprintf(progress_phase, sizeof(progress_phase), "%s", phase);
+	snprintf(progress_phase, sizeof(progress_phase), "%s%s%s", phase, *progress_job ? ": " : "",
+		 progress_job);
 	progress_total_ns = total_ns;
 	progress_update(0);
 }

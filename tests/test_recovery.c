@@ -495,14 +495,13 @@ Test(recovery, sigkilled_writer_on_a_real_file_loses_no_acked_record)
 			_exit(0);
 		}
 		close(fds[1]);
-		usleep(50000 + (useconds_t)(round * 37000 % 150000));
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
 
-		/* Acks the child reported before it died. */
+		/* Acks the child reported before it died; kill it a random while
+		 * after its first ten, so the kill lands mid-append under load. */
 		size_t cap = 1 << 16, n = 0;
 		uint64_t(*acks)[2] = malloc(cap * sizeof(*acks));
 		uint64_t msg[2], max_acked = 0;
+		bool killed = false;
 
 		while (read(fds[0], msg, sizeof(msg)) == sizeof(msg)) {
 			if (n == cap)
@@ -512,7 +511,13 @@ Test(recovery, sigkilled_writer_on_a_real_file_loses_no_acked_record)
 			if (msg[0] > max_acked)
 				max_acked = msg[0];
 			n++;
+			if (n == 10 && !killed) {
+				usleep((useconds_t)(round * 37000 % 100000));
+				kill(pid, SIGKILL);
+				killed = true;
+			}
 		}
+		waitpid(pid, NULL, 0);
 		close(fds[0]);
 		cr_assert_gt(n, 0, "round %d: the child acked nothing before the kill", round);
 		cr_assert_eq(pmwal_open(&o, &w), 0, "round %d: %s", round, err);

@@ -54,6 +54,7 @@ enum {
 	O_HELP,
 	O_QUIET,
 	O_BATCH,
+	O_NOPRIM,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +97,7 @@ static const struct option long_opts[] = {
     {"no-fixed", no_argument, NULL, O_NOFIXED},
     {"prim-time", required_argument, NULL, O_PRIM_TIME},
     {"quiet", no_argument, NULL, O_QUIET},
+    {"no-primitives", no_argument, NULL, O_NOPRIM},
     {"help", no_argument, NULL, O_HELP},
     {0},
 };
@@ -117,6 +119,7 @@ static void usage(FILE *f)
 	    "  log          durable appends: --record-size 4k --threads 1\n"
 	    "               --commit durable|buffered --group-window-us N --capacity "
 	    "256m\n"
+	    "               then each durability primitive alone (--no-primitives)\n"
 	    "  recovery     fill a log (--size 1g, --record-size 4k), time pmwal_open\n"
 	    "  primitives   fdatasync / O_DSYNC / RWF_DSYNC / pmem barrier, each alone\n"
 	    "  dual         two processes on one target at once (--clients N, --b "
@@ -354,6 +357,9 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 	case O_QUIET:
 		c->quiet = true;
 		return 0;
+	case O_NOPRIM:
+		c->no_primitives = true;
+		return 0;
 	default:
 		snprintf(c->err, sizeof(c->err),
 			 "unknown option (see pmwal bench --help)");
@@ -454,6 +460,9 @@ static int mode_log(struct bench_ctx *c)
 		run_sweep_log(c, &c->log, label);
 	else
 		run_log_job(c, &c->log, label);
+	/* The floor the medium sets: each durability primitive alone. */
+	if (!c->no_primitives && !bench_stop)
+		run_primitives(c, c->log.target, label);
 	return 0;
 }
 

@@ -33,6 +33,7 @@ struct bench_ctx {
 	bool runtime_set;
 	bool size_set;
 	bool quiet;
+	bool no_primitives; /* bench log: skip the primitives */
 	json_t *root;
 	json_t *targets; /* targets used, for the environment record */
 	int status;	 /* worst exit status so far */

@@ -42,8 +42,8 @@ struct io_shared {
 	uint64_t target_bytes; /* bytes of the target in use */
 	uint32_t sector_bytes;
 	pthread_barrier_t start;
-	int abort;           /* set by any job on error: all stop (atomic) */
-	int done;            /* jobs finished (atomic) */
+	int abort; /* set by any job on error: all stop (atomic) */
+	int done;  /* jobs finished (atomic) */
 };
 
 struct io_slot {
@@ -67,7 +67,7 @@ struct io_job {
 	uint64_t off0, slice_bytes, seq_pos;
 	uint64_t ops_left; /* size-based runs: ops still to issue */
 	uint64_t rng;
-	uint64_t finish_ns;     /* when this job stopped */
+	uint64_t finish_ns; /* when this job stopped */
 	struct limiter lim[DIR_COUNT];
 	struct thread_stats st;
 	int err;
@@ -147,7 +147,8 @@ static uint64_t next_offset(struct io_job *j)
 
 static bool job_stopping(struct io_job *j, uint64_t now)
 {
-	return bench_stop || __atomic_load_n(&j->sh->abort, __ATOMIC_RELAXED) || (j->st.end_ns && now >= j->st.end_ns) ||
+	return bench_stop || __atomic_load_n(&j->sh->abort, __ATOMIC_RELAXED) ||
+	       (j->st.end_ns && now >= j->st.end_ns) ||
 	       (!j->st.end_ns && j->ops_left == 0);
 }
 
@@ -596,6 +597,15 @@ static int open_region_target(struct io_shared *sh, struct run_result *r, char *
 	if (pmem_file && old_bytes < pmr_size(sh->region))
 		layout_region(sh->region, old_bytes);
 	pmr_get_info(sh->region, &info);
+	/* pmr.h: a PMR (real or fake) is written by one thread at a time. */
+	if ((info.kind == PMR_KIND_NVME || info.kind == PMR_KIND_FAKE) &&
+	    s->numjobs > 1 && rw_has_dir(s->rw, DIR_WRITE)) {
+		snprintf(err, errlen,
+			 "%s: a PMR takes writes from one thread; use --numjobs 1 "
+			 "and --iodepth for concurrency",
+			 s->target);
+		return -1;
+	}
 	sh->target_bytes = s->size_bytes ? s->size_bytes : pmr_size(sh->region);
 	if (sh->target_bytes > pmr_size(sh->region)) {
 		snprintf(err, errlen,

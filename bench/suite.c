@@ -36,7 +36,8 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	json_t *notes = json_object();
 
 	io_jobname(s, name, sizeof(name));
-	snprintf(progress_job, sizeof(progress_job), "%s @ %s", name, *label ? label : s->target);
+	snprintf(progress_job, sizeof(progress_job), "%s @ %s", name,
+		 *label ? label : s->target);
 	struct run_result *r = io_run_capped(s, notes);
 	if (!r || r->err == PMWAL_BENCH_EUSAGE) {
 		usage_failed(c, r);
@@ -65,7 +66,8 @@ json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 	json_t *extra = NULL;
 
 	log_jobname(s, name, sizeof(name));
-	snprintf(progress_job, sizeof(progress_job), "%s @ %s", name, *label ? label : s->target);
+	snprintf(progress_job, sizeof(progress_job), "%s @ %s", name,
+		 *label ? label : s->target);
 	/* Default targets are ours: start each run from a fresh log. */
 	if (target_owned(s->target))
 		unlink(!strncmp(s->target, "pmem:", 5) ? s->target + 5 : s->target);

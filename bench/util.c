@@ -349,8 +349,8 @@ static bool progress_tty = false;
 void progress_begin(const char *phase, uint64_t total_ns)
 {
 	progress_tty = isatty(STDERR_FILENO);
-	snprintf(progress_phase, sizeof(progress_phase), "%s%s%s", phase, *progress_job ? ": " : "",
-		 progress_job);
+	snprintf(progress_phase, sizeof(progress_phase), "%s%s%s", phase,
+		 *progress_job ? ": " : "", progress_job);
 	progress_total_ns = total_ns;
 	progress_update(0);
 }

@@ -61,12 +61,12 @@ expect 0 "pmem io" -- "$pmwal" bench io pmem --rw write --bs 4k --iodepth 1 --si
 has pmem.json '"emulated": true' 'libpmem'
 
 step "bench log: flash 4 threads, pmem 1 thread, buffered commit"
-expect 0 "log flash" -- "$pmwal" bench log flash --threads 4 --runtime 2s --json log.json
-has log.json '"appends_per_s"' '"records_per_group"' '"durability"'
-expect 0 "log pmem" -- "$pmwal" bench log pmem --runtime 1s
-expect 0 "log buffered" -- "$pmwal" bench log flash --commit buffered --group-window-us 100 \
+expect 0 "log flash" -- "$pmwal" bench log flash --threads 4 --runtime 2s --prim-time 200ms --json log.json
+has log.json "\"appends_per_s\"" "\"records_per_group\"" "\"durability\"" "fdatasync"
+expect 0 "log pmem" -- "$pmwal" bench log pmem --runtime 1s --prim-time 200ms
+expect 0 "log buffered" -- "$pmwal" bench log flash --commit buffered --group-window-us 100 --no-primitives \
 	--runtime 1s
-expect 0 "log record sweep" -- "$pmwal" bench log flash --sweep record=512,4k --runtime 500ms
+expect 0 "log record sweep" -- "$pmwal" bench log flash --sweep record=512,4k --runtime 500ms --no-primitives
 
 step "bench primitives and recovery"
 expect 0 "primitives" -- "$pmwal" bench primitives flash --prim-time 300ms --json prim.json

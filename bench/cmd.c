@@ -504,6 +504,9 @@ static int write_outputs(struct bench_ctx *c)
 
 	json_object_set_new(json_object_get(c->root, "pmwal"), "environment",
 			    environment_json(NULL, 0, NULL));
+	json_object_set_new(
+	    json_object_get(json_object_get(c->root, "pmwal"), "environment"), "command",
+	    json_string(c->command));
 	json_t *env = json_object_get(json_object_get(c->root, "pmwal"), "environment");
 	json_array_extend(json_object_get(env, "targets"), c->targets);
 	if (c->json_path && json_write(c->root, c->json_path, c->err, sizeof(c->err)))
@@ -560,6 +563,10 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (!c.mode)
 		c.mode = "suite";
+	size_t at = (size_t)snprintf(c.command, sizeof(c.command), "pmwal");
+	for (int i = 0; i < argc && at < sizeof(c.command); i++)
+		at += (size_t)snprintf(c.command + at, sizeof(c.command) - at, " %s",
+				       argv[i]);
 	if (ctx_parse(&c, argc - first + 1, argv + first - 1)) {
 		bool help = !strcmp(c.err, "help");
 		if (!help)

@@ -32,6 +32,7 @@ struct bench_ctx {
 	bool force;
 	bool runtime_set;
 	bool size_set;
+	char command[1024]; /* the command line, for the environment record */
 	bool quiet;
 	bool no_primitives; /* bench log: skip the primitives */
 	json_t *root;

@@ -68,6 +68,27 @@ static int prim_once(struct prim_ctx *c, int kind, uint64_t off)
 	}
 }
 
+/* The fio job that measures the same primitive, for cross-checking. */
+static void prim_fio_command(int kind, const char *target, uint64_t each_ns, char *buf,
+			     size_t len)
+{
+	static const char *const how[] = {
+	    [PRIM_FDATASYNC] = "--ioengine=psync --direct=1 --bs=4k --fdatasync=1",
+	    [PRIM_ODSYNC] = "--ioengine=psync --direct=1 --bs=4k --sync=dsync",
+	    [PRIM_RWF_DSYNC] = "--ioengine=io_uring --direct=1 --bs=4k --iodepth=1 "
+			       "--sync=dsync",
+	    [PRIM_PMR_4K] = "--ioengine=libpmem --direct=1 --bs=4k --fsync=1",
+	    [PRIM_PMR_64] = "--ioengine=libpmem --direct=1 --bs=64 --fsync=1",
+	};
+	const char *path = !strncmp(target, "pmem:", 5) ? target + 5 : target;
+
+	snprintf(buf, len,
+		 "%sfio --name=prim --filename=%s.prim --size=64m --rw=write %s "
+		 "--runtime=%.3g --time_based --output-format=json",
+		 kind >= PRIM_PMR_4K ? "PMEM_IS_PMEM_FORCE=1 " : "", path, how[kind],
+		 each_ns / 1e9);
+}
+
 static double tv_s(struct timeval tv)
 {
 	return tv.tv_sec + tv.tv_usec / 1e6;
@@ -117,6 +138,10 @@ static json_t *prim_measure(struct prim_ctx *c, int kind, const char *target,
 	json_t *job =
 	    result_job_json(prim_names[kind], "primitive", target, label, r, opts);
 	json_decref(opts);
+	char fio[1024];
+	prim_fio_command(kind, target, each_ns, fio, sizeof(fio));
+	json_object_set_new(json_object_get(job, "pmwal"), "fio_command",
+			    json_string(fio));
 	result_free(r);
 	return job;
 }

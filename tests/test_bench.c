@@ -364,3 +364,27 @@ Test(bench, report_refuses_a_file_that_is_not_a_result, .init = make_tmpdir,
 	char *none[] = {"report", "/nonexistent/r.json", NULL};
 	cr_assert_eq(cmd_report(2, none), 2);
 }
+
+Test(bench, report_reads_plain_fio_json_too, .init = make_tmpdir, .fini = remove_tmpdir)
+{
+	char path[512], dir[512], html[600];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/fio.json", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/rep", tmpdir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("{\"fio "
+	      "version\":\"fio-3.33\",\"jobs\":[{\"jobname\":\"x\",\"read\":{\"iops\":"
+	      "1000.5,\"bw_bytes\":4098000,\"total_ios\":1000,\"clat_ns\":{\"min\":1,"
+	      "\"max\":"
+	      "9,\"mean\":5.0,\"N\":1000,\"percentile\":{\"50.000000\":5}}},\"write\":{}}"
+	      "]}",
+	      f);
+	fclose(f);
+	char *argv[] = {"report", path, "-o", dir, NULL};
+	cr_assert_eq(cmd_report(4, argv), 0);
+	snprintf(html, sizeof(html), "%s/index.html", dir);
+	cr_assert_eq(stat(html, &st), 0);
+	cr_assert_gt(st.st_size, 500);
+}

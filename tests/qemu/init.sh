@@ -33,6 +33,7 @@ write)
 	# the controller's namespace: NVMe identify through libnvme, queue/
 	pmwal probe /dev/nvme0n1 --json | sed 's/^/PMWAL-PROBE-NS /'
 	echo "PMWAL-PROBE-NS-RC $?"
+	pmwal probe /dev/nvme0 --json | sed 's/^/PMWAL-PROBE-CTRL /'
 	if ! pmwal create "$target" --size 4194304; then
 		echo "PMWAL-FAIL create"
 		poweroff -f

@@ -145,6 +145,9 @@ grep -qE '^PMWAL-PROBE-NS +"model": "QEMU NVMe Ctrl"' "$log1.txt" &&
 	grep -qE '^PMWAL-PROBE-NS +"logical_block_size"' "$log1.txt" ||
 	{ grep PMWAL-PROBE-NS "$log1.txt"; fail "probe of /dev/nvme0n1 lacks identify or queue facts"; }
 echo "probe /dev/nvme0n1: $(grep -cE '^PMWAL-PROBE-NS +"' "$log1.txt") facts, identify and queue/ present"
+grep -qE '^PMWAL-PROBE-CTRL +"kind": "nvme-controller"' "$log1.txt" &&
+	grep -qE '^PMWAL-PROBE-CTRL +"volatile_write_cache"' "$log1.txt" ||
+	{ grep PMWAL-PROBE-CTRL "$log1.txt"; fail "probe of /dev/nvme0 lacks identify facts"; }
 acked=$(grep -c '^PMWAL-ACK ' "$log1.txt")
 echo "boot 1: $acked records acked before the kill"
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libpmem2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,11 @@ struct pmr_pmem {
 	pmem2_drain_fn drain_fn;
 	uint64_t page_bytes;
 	/* PAGE granularity: bytes [dirty_lo, dirty_hi) written since the last
-	 * barrier; dirty_hi == 0 when clean. */
+	 * barrier; dirty_hi == 0 when clean. The lock lets several threads copy
+	 * and barrier (bench runs numjobs writers on one region); it is held
+	 * across the msync, so a barrier that finds the range clean knows any
+	 * msync covering its copies has completed. */
+	pthread_mutex_t lock;
 	uint64_t dirty_lo, dirty_hi;
 	int failed; /* sticky msync error */
 };
@@ -63,42 +68,48 @@ static void page_copy_nodrain(struct pmr_region *r, uint64_t off, const void *sr
 	/* libpmem2's PAGE memcpy msyncs on every call; one msync per barrier
 	 * over the union of the copies is what a group commit wants. */
 	memcpy(r->base + off, src, len);
+	pthread_mutex_lock(&m->lock);
 	if (m->dirty_hi == 0) {
 		m->dirty_lo = off;
 		m->dirty_hi = off + len;
-		return;
+	} else {
+		if (off < m->dirty_lo)
+			m->dirty_lo = off;
+		if (off + len > m->dirty_hi)
+			m->dirty_hi = off + len;
 	}
-	if (off < m->dirty_lo)
-		m->dirty_lo = off;
-	if (off + len > m->dirty_hi)
-		m->dirty_hi = off + len;
+	pthread_mutex_unlock(&m->lock);
 }
 
 static int page_barrier(struct pmr_region *r)
 {
 	struct pmr_pmem *m = to_pmem(r);
 	uint64_t lo, hi;
+	int rc = 0;
 
-	if (m->failed)
-		return m->failed;
-	if (m->dirty_hi == 0)
-		return 0;
+	pthread_mutex_lock(&m->lock);
+	if (m->failed || m->dirty_hi == 0)
+		goto unlock;
 	lo = m->dirty_lo - m->dirty_lo % m->page_bytes;
 	hi = m->dirty_hi;
 	if (msync(r->base + lo, hi - lo, MS_SYNC) != 0) {
 		/* Sticky: the kernel may have dropped the dirty pages with the
 		 * error, so a retry could "succeed" without the data. */
 		m->failed = -errno;
-		return m->failed;
+		goto unlock;
 	}
 	m->dirty_lo = m->dirty_hi = 0;
-	return 0;
+unlock:
+	rc = m->failed;
+	pthread_mutex_unlock(&m->lock);
+	return rc;
 }
 
 static void pmem_close(struct pmr_region *r)
 {
 	struct pmr_pmem *m = to_pmem(r);
 
+	pthread_mutex_destroy(&m->lock);
 	if (m->map)
 		pmem2_map_delete(&m->map);
 	if (m->fd >= 0)
@@ -275,6 +286,7 @@ int pmr_pmem_open(const struct pmr_params *p, const char *path, bool devdax,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return pmr_errf(err, errlen, -ENOMEM, "out of memory");
+	pthread_mutex_init(&m->lock, NULL);
 	m->fd = pmr_open_file(p, path, devdax, err, errlen);
 	if (m->fd < 0) {
 		rc = m->fd;
@@ -315,6 +327,7 @@ int pmr_pmem_open(const struct pmr_params *p, const char *path, bool devdax,
 cleanup_fd:
 	close(m->fd);
 cleanup_m:
+	pthread_mutex_destroy(&m->lock);
 	free(m);
 	return rc;
 }

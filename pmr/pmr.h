@@ -19,8 +19,11 @@
  * fakepmr: also pmrs=0|1 (CAP.PMRS), en=0|1 (PMRCTL.EN at start, default 1),
  * pmrto=N, pmrtu=N (enable timeout, default 1 x 500 ms).
  *
- * A region is written by one thread at a time (copy and barrier); loads
- * through pmr_base() may come from any thread.
+ * Threads: pmem: and devdax regions take copies and barriers from any number
+ * of threads; a barrier makes durable at least every copy its own thread made
+ * before it. pmr: and fakepmr: regions are written by one thread at a time
+ * (copy and barrier: the PMR protocol has one barrier for the controller).
+ * Loads through pmr_base() may come from any thread.
  */
 #ifndef PMWAL_PMR_H
 #define PMWAL_PMR_H

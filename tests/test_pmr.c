@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,75 @@ Test(pmem, forced_cache_line_is_still_emulated)
 {
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
 	round_trip("cache-line", "pmem2 drain");
+}
+
+struct writer_arg {
+	struct pmr_region *r;
+	unsigned id;
+	int rc;
+};
+
+#define WRITERS	    4
+#define SLICE_BYTES (64u * 1024u)
+#define CHUNK_BYTES 4096u
+
+static void *writer(void *p)
+{
+	struct writer_arg *a = p;
+	uint8_t buf[CHUNK_BYTES];
+
+	for (unsigned round = 0; round < 20; round++) {
+		for (uint64_t o = 0; o < SLICE_BYTES; o += CHUNK_BYTES) {
+			fill(buf, sizeof(buf),
+			     (uint8_t)(a->id * 31u + round + o / CHUNK_BYTES));
+			pmr_copy_nodrain(a->r, a->id * SLICE_BYTES + o, buf, sizeof(buf));
+			a->rc = pmr_barrier(a->r);
+			if (a->rc)
+				return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void threads_round_trip(void)
+{
+	char target[160];
+	struct pmr_region *r;
+	struct writer_arg args[WRITERS];
+	pthread_t t[WRITERS];
+	uint8_t want[CHUNK_BYTES];
+
+	snprintf(target, sizeof(target), "pmem:%s/mt", dir);
+	cr_assert_eq(open_target(target, WRITERS * SLICE_BYTES, false, &r), 0, "%s", err);
+	for (unsigned i = 0; i < WRITERS; i++) {
+		args[i] = (struct writer_arg){.r = r, .id = i};
+		cr_assert_eq(pthread_create(&t[i], NULL, writer, &args[i]), 0);
+	}
+	for (unsigned i = 0; i < WRITERS; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert_eq(args[i].rc, 0, "writer %u: barrier %d", i, args[i].rc);
+	}
+	pmr_close(r);
+	cr_assert_eq(open_target(target, 0, true, &r), 0, "%s", err);
+	for (unsigned i = 0; i < WRITERS; i++)
+		for (uint64_t o = 0; o < SLICE_BYTES; o += CHUNK_BYTES) {
+			fill(want, sizeof(want),
+			     (uint8_t)(i * 31u + 19u + o / CHUNK_BYTES));
+			cr_assert_arr_eq(pmr_base(r) + i * SLICE_BYTES + o, want,
+					 sizeof(want));
+		}
+	pmr_close(r);
+}
+
+Test(pmem, page_region_takes_several_writer_threads)
+{
+	threads_round_trip();
+}
+
+Test(pmem, cache_line_region_takes_several_writer_threads)
+{
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
+	threads_round_trip();
 }
 
 Test(pmem, bare_path_means_pmem)

@@ -201,7 +201,20 @@ static void series_chart(FILE *f, json_t *job)
 	double mark = json_is_true(json_object_get(cl, "detected"))
 			  ? json_real_value(json_object_get(cl, "at_s"))
 			  : NAN;
+	fputs("<figure style='margin:0'>", f);
 	svg_lines(f, title, c, nc, false, false, "seconds", "MiB/s", mark, NULL);
+	json_t *st = json_object_get(s, "steady"), *bu = json_object_get(s, "burst");
+	fprintf(f, "<figcaption style='font-size:11px'>steady %.1f MiB/s over %.1f s",
+		json_real_value(json_object_get(st, "bw_bytes")) / 1048576,
+		json_real_value(json_object_get(st, "seconds")));
+	if (bu)
+		fprintf(f, "; burst %.1f MiB/s for %.1f s, then x%.2f after %.0f MiB",
+			json_real_value(json_object_get(bu, "bw_bytes")) / 1048576,
+			json_real_value(json_object_get(bu, "seconds")),
+			json_real_value(json_object_get(cl, "after_over_before")),
+			json_integer_value(json_object_get(cl, "bytes_before")) /
+			    1048576.0);
+	fputs("</figcaption></figure>\n", f);
 out:
 	free(x);
 	free(y[0]);

@@ -90,32 +90,48 @@ static void ax_fit(struct axis *a, const struct curve *c, int nc, bool y)
 		a->hi = a->log ? a->lo * 10 : a->lo + 1;
 }
 
+/* A round step giving about four intervals: 1, 2 or 5 times a power of ten. */
+static double nice_step(double range)
+{
+	double raw = range / 4, mag = pow(10, floor(log10(raw))), f = raw / mag;
+
+	return mag * (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10);
+}
+
+static void tick(FILE *f, const struct axis *a, bool y, double v)
+{
+	char lab[32];
+
+	svg_num(lab, sizeof(lab), v);
+	if (y) {
+		double p = ax_pos(a, v, H - MB, MT);
+		fprintf(
+		    f,
+		    "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>"
+		    "<text x='%d' y='%.1f' text-anchor='end' font-size='11'>%s</text>\n",
+		    ML, W - MR, p, p, ML - 4, p + 4, lab);
+	} else {
+		double p = ax_pos(a, v, ML, W - MR);
+		fprintf(f,
+			"<text x='%.1f' y='%d' text-anchor='middle' "
+			"font-size='11'>%s</text>\n",
+			p, H - MB + 14, lab);
+	}
+}
+
 static void ticks(FILE *f, const struct axis *a, bool y)
 {
-	for (int i = 0; i <= 4; i++) {
-		double v;
-		if (a->log)
-			v = pow(10, log10(a->lo) + (log10(a->hi) - log10(a->lo)) * i / 4);
-		else
-			v = a->lo + (a->hi - a->lo) * i / 4;
-		char lab[32];
-		svg_num(lab, sizeof(lab), v);
-		if (y) {
-			double p = ax_pos(a, v, H - MB, MT);
-			fprintf(
-			    f,
-			    "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>"
-			    "<text x='%d' y='%.1f' text-anchor='end' "
-			    "font-size='11'>%s</text>\n",
-			    ML, W - MR, p, p, ML - 4, p + 4, lab);
-		} else {
-			double p = ax_pos(a, v, ML, W - MR);
-			fprintf(f,
-				"<text x='%.1f' y='%d' text-anchor='middle' "
-				"font-size='11'>%s</text>\n",
-				p, H - MB + 14, lab);
-		}
+	if (a->log) {
+		for (int i = 0; i <= 4; i++)
+			tick(f, a, y,
+			     pow(10,
+				 log10(a->lo) + (log10(a->hi) - log10(a->lo)) * i / 4));
+		return;
 	}
+	double step = nice_step(a->hi - a->lo);
+	/* Bounded: about four steps fit between lo and hi. */
+	for (double v = ceil(a->lo / step) * step; v <= a->hi + step * 1e-9; v += step)
+		tick(f, a, y, v);
 }
 
 static void frame(FILE *f, const char *title, const char *xl, const char *yl)

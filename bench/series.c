@@ -19,6 +19,9 @@ int series_init(struct series *s, uint64_t interval_ns, uint64_t runtime_ns)
 {
 	memset(s, 0, sizeof(*s));
 	s->interval_ns = interval_ns ? interval_ns : 100000000u;
+	/* A long run gets longer intervals rather than a truncated series. */
+	if (runtime_ns / s->interval_ns + 2 > SERIES_POINTS_MAX)
+		s->interval_ns = runtime_ns / (SERIES_POINTS_MAX - 2) + 1;
 	uint64_t want = runtime_ns ? runtime_ns / s->interval_ns + 2 : 64;
 	if (series_grow(s,
 			(uint32_t)(want < SERIES_POINTS_MAX ? want : SERIES_POINTS_MAX)))
@@ -149,17 +152,22 @@ static double seg_mean(const double *v, uint32_t from, uint32_t to)
 /*
  * A cliff: the split k (both sides at least 3 intervals) with the lowest
  * after/before mean ratio, kept if after < 0.6 x before. A short stall is not
- * a cliff because the whole tail must stay low.
+ * a cliff because the whole tail must stay low. Prefix sums keep it O(n).
  */
 static json_t *cliff_json(const double *bw, uint32_t n, uint64_t interval_ns,
 			  uint32_t *split)
 {
+	double total = 0, before_sum = 0, best_ratio = 1.0;
 	uint32_t best = 0;
-	double best_ratio = 1.0;
 
 	*split = 0;
-	for (uint32_t k = 3; k + 3 <= n; k++) {
-		double before = seg_mean(bw, 0, k), after = seg_mean(bw, k, n);
+	for (uint32_t i = 0; i < n; i++)
+		total += bw[i];
+	for (uint32_t k = 1; k + 3 <= n; k++) {
+		before_sum += bw[k - 1];
+		if (k < 3)
+			continue;
+		double before = before_sum / k, after = (total - before_sum) / (n - k);
 		if (before > 0 && after / before < best_ratio) {
 			best_ratio = after / before;
 			best = k;

@@ -388,3 +388,21 @@ Test(bench, report_reads_plain_fio_json_too, .init = make_tmpdir, .fini = remove
 	cr_assert_eq(stat(html, &st), 0);
 	cr_assert_gt(st.st_size, 500);
 }
+
+Test(bench, a_long_run_gets_longer_intervals_not_a_truncated_series)
+{
+	struct run_result *r = result_new();
+	uint64_t ten_hours_ns = 36000ull * 1000000000ull;
+
+	cr_assert_eq(series_init(&r->series, 100000000ull, ten_hours_ns), 0);
+	cr_assert_geq(r->series.interval_ns, 1000000000ull);
+	cr_assert_eq(
+	    series_grow(&r->series, (uint32_t)(ten_hours_ns / r->series.interval_ns)), 0);
+	for (uint32_t i = 0; i < r->series.count; i++)
+		r->series.pt[i].bytes[DIR_WRITE] = i < r->series.count / 3 ? 4200 : 700;
+	r->dir[DIR_WRITE].bytes = 1;
+	json_t *s = series_json(&r->series, r); /* linear: must not take long */
+	cr_assert(json_is_true(json_object_get(json_object_get(s, "cliff"), "detected")));
+	json_decref(s);
+	result_free(r);
+}

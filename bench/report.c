@@ -18,8 +18,9 @@
 
 #include "cli.h"
 
-#define REPORT_CURVES_MAX 8
-#define REPORT_JOBS_MAX	  4096
+#define REPORT_CURVES_MAX  8
+#define SERIES_PLOT_POINTS 1500
+#define REPORT_JOBS_MAX	   4096
 
 /* All jobs of all roots, flattened, with the file each came from. */
 struct jobs {
@@ -184,12 +185,23 @@ static void series_chart(FILE *f, json_t *job)
 	y[1] = calloc((size_t)n + 1, sizeof(double));
 	if (!x || !y[0] || !y[1])
 		goto out;
-	for (int i = 0; i < n; i++) {
-		json_t *p = json_array_get(pts, (size_t)i);
-		x[i] = json_number_value(json_array_get(p, 0));
-		y[0][i] = json_number_value(json_array_get(p, 1)) / 1048576;
-		y[1][i] = json_number_value(json_array_get(p, 2)) / 1048576;
+	/* At most SERIES_PLOT_POINTS per line: a long run is averaged into
+	 * buckets, so the page stays light (the CSV keeps every interval). */
+	int per = n / SERIES_PLOT_POINTS + 1, m = 0;
+	for (int i = 0; i < n; i += per, m++) {
+		double sx = 0, s0 = 0, s1 = 0;
+		int k = 0;
+		for (; k < per && i + k < n; k++) {
+			json_t *p = json_array_get(pts, (size_t)(i + k));
+			sx += json_number_value(json_array_get(p, 0));
+			s0 += json_number_value(json_array_get(p, 1));
+			s1 += json_number_value(json_array_get(p, 2));
+		}
+		x[m] = sx / k;
+		y[0][m] = s0 / k / 1048576;
+		y[1][m] = s1 / k / 1048576;
 	}
+	n = m;
 	for (int d = 0; d < 2; d++)
 		if (json_integer_value(json_object_get(
 			json_object_get(job, d ? "write" : "read"), "total_ios")))

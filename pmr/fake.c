@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,10 @@ struct fake_opts {
 	unsigned wbm, hsts, pmrto, pmrtu;
 	uint64_t nrdy_ms;
 	bool pmrs, en, enable;
+	/* crash-point exploration: at the crash_at-th barrier that has stores
+	 * pending, lose power (crash_mode, crash_seed) and SIGKILL ourselves */
+	uint64_t crash_at, crash_seed;
+	unsigned crash_mode;
 };
 
 struct pmr_fake {
@@ -54,6 +59,7 @@ struct pmr_fake {
 	uint32_t pmrcap, pmrctl;
 	uint64_t en_at_ms;
 	int commit_err;
+	uint64_t barriers; /* barriers that found stores pending */
 };
 
 static int parse_spec(const char *spec, struct fake_opts *o, char *err, size_t errlen)
@@ -104,6 +110,12 @@ static int parse_spec(const char *spec, struct fake_opts *o, char *err, size_t e
 			o->pmrto = (unsigned)v;
 		else if (strcmp(t, "pmrtu") == 0 && v <= 1)
 			o->pmrtu = (unsigned)v;
+		else if (strcmp(t, "crash_at") == 0)
+			o->crash_at = v;
+		else if (strcmp(t, "crash_mode") == 0 && v <= PMR_LOSS_GARBAGE_LINES)
+			o->crash_mode = (unsigned)v;
+		else if (strcmp(t, "crash_seed") == 0)
+			o->crash_seed = v;
 		else
 			goto bad;
 	}
@@ -112,7 +124,8 @@ bad:
 	return pmr_errf(
 	    err, errlen, -EINVAL,
 	    "fakepmr:%s: bad option: known are wbm=0..15, nrdy_ms=N, hsts=0..7, "
-	    "pmrs=0|1, en=0|1, pmrto=0..255, pmrtu=0|1, enable",
+	    "pmrs=0|1, en=0|1, pmrto=0..255, pmrtu=0|1, crash_at=N, "
+	    "crash_mode=0..4, crash_seed=N, enable",
 	    spec);
 }
 
@@ -214,6 +227,21 @@ static void fake_commit(struct pmr_fake *f)
 	clear_pending(f);
 }
 
+/* The read PMRWBM names arrived: commit the pending stores, unless this is
+ * the crash point the target asked for (crash_at=N). Then the power fails
+ * as this barrier is in flight: some of its stores land (crash_mode), and
+ * the process dies before anyone can be told the barrier completed. */
+static void fake_barrier_read(struct pmr_fake *f)
+{
+	if (f->pending_hi && f->o.crash_at && ++f->barriers == f->o.crash_at) {
+		pmr_fake_power_loss(&f->r,
+				    f->o.crash_seed ? f->o.crash_seed : f->o.crash_at,
+				    (int)f->o.crash_mode);
+		raise(SIGKILL);
+	}
+	fake_commit(f);
+}
+
 static uint32_t fake_read32(struct pmr_ctrl *c, uint32_t off)
 {
 	struct pmr_fake *f = ctrl_to_fake(c);
@@ -235,7 +263,7 @@ static uint32_t fake_read32(struct pmr_ctrl *c, uint32_t off)
 		if (!fake_ready(f))
 			return sts | PMR_PMRSTS_NRDY;
 		if (f->o.wbm & PMR_WBM_PMRSTS_READ)
-			fake_commit(f);
+			fake_barrier_read(f);
 		return sts;
 	default:
 		return 0;
@@ -258,7 +286,7 @@ static void fake_pmr_read(struct pmr_ctrl *c)
 	struct pmr_fake *f = ctrl_to_fake(c);
 
 	if ((f->o.wbm & PMR_WBM_PMR_READ) && fake_ready(f))
-		fake_commit(f);
+		fake_barrier_read(f);
 }
 
 static int fake_barrier_check(struct pmr_ctrl *c)

@@ -17,7 +17,10 @@
  *
  * pmr: and fakepmr: targets take ",enable" (same as pmr_params.enable), and
  * fakepmr: also pmrs=0|1 (CAP.PMRS), en=0|1 (PMRCTL.EN at start, default 1),
- * pmrto=N, pmrtu=N (enable timeout, default 1 x 500 ms).
+ * pmrto=N, pmrtu=N (enable timeout, default 1 x 500 ms), and for crash-point
+ * exploration crash_at=N[,crash_mode=M][,crash_seed=S]: the N-th barrier that
+ * finds stores pending loses power instead (pmr_fake_power_loss() with mode
+ * M, seed S, default N) and the process is killed with SIGKILL.
  *
  * Threads: pmem: and devdax regions take copies and barriers from any number
  * of threads; a barrier makes durable at least every copy its own thread made

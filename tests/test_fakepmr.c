@@ -4,7 +4,7 @@
  * PMR protocol in pmr/ctrl.c that real controllers run: each PMRWBM value
  * (none refuses durability), the barrier each one selects, what a power loss
  * drops, keeps or tears, and every open error a PMR can produce (no PMR,
- * disabled, not ready in time, bad health).
+ * disabled, not ready in time, bad health), and crash points (crash_at).
  */
 #include "pmr.h"
 
@@ -12,11 +12,12 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #define REGION_BYTES (64u * 1024u)
@@ -380,6 +381,37 @@ Test(fakepmr, health_error_fails_barriers_for_good)
 	cr_assert_eq(pmr_barrier(r), -EIO);
 	cr_assert_eq(pmr_fake_set_hsts(r, 0), 0);
 	cr_assert_eq(pmr_barrier(r), -EIO, "a failed barrier is sticky");
+	pmr_close(r);
+}
+
+Test(fakepmr, crash_at_kills_at_that_barrier_and_drops_its_stores)
+{
+	struct pmr_region *r;
+	uint8_t a[256], b[256];
+	int status;
+	pid_t pid;
+
+	fill(a, sizeof(a), 1);
+	fill(b, sizeof(b), 2);
+	cr_assert_eq(open_fake("", false, false, &r), 0, "%s", err);
+	pmr_close(r);
+	pid = fork();
+	if (pid == 0) { /* no Criterion calls in the child */
+		if (open_fake(",crash_at=2", false, false, &r) != 0)
+			_exit(3);
+		pmr_copy_nodrain(r, 0, a, sizeof(a));
+		pmr_barrier(r); /* 1st with stores pending: commits */
+		pmr_barrier(r); /* nothing pending: not counted */
+		pmr_copy_nodrain(r, 4096, b, sizeof(b));
+		pmr_barrier(r); /* 2nd: the power fails here */
+		_exit(0);
+	}
+	cr_assert_geq(pid, 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	cr_assert_eq(open_fake("", false, true, &r), 0, "%s", err);
+	cr_assert_arr_eq(pmr_base(r), a, sizeof(a));
+	cr_assert(all_zero(pmr_base(r) + 4096, sizeof(b)), "crash_mode 0 drops them all");
 	pmr_close(r);
 }
 

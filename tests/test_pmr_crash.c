@@ -7,7 +7,9 @@
  * Each round a child appends self-describing records and reports each ack;
  * the parent kills it at a seeded random moment, then recovery must return
  * every acked record byte-exact (I1), nothing never submitted (I3), and a
- * clean or torn-tail verdict (I4). Also: recovery of a fake PMR image made
+ * clean or torn-tail verdict (I4). Crash points: crash_at=N makes the N-th
+ * barrier the power failure, in each loss mode, for every N up to a bound
+ * (the open's own writes included). Also: recovery of a fake PMR image made
  * by pmr_fake_power_loss() in each loss mode after a clean close.
  */
 #include "pmr.h"
@@ -25,10 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOG_BYTES (4u << 20)
-#define ROUNDS	  16
-#define ACKS_MAX  (1u << 21)
-#define REC_MAX	  3000
+#define LOG_BYTES    (4u << 20)
+#define ROUNDS	     16
+#define ACKS_MAX     (1u << 21)
+#define CRASH_POINTS 40
+#define REC_MAX	     3000
 
 static char *dir;
 static char target[512];
@@ -53,10 +56,11 @@ struct ack {
 	uint64_t lsn, key;
 };
 
-static int open_log(uint32_t flags, struct pmwal **w, char *msg, size_t msglen)
+static int open_at(const char *t, uint32_t flags, struct pmwal **w, char *msg,
+		   size_t msglen)
 {
 	struct pmwal_options o = {
-	    .target = target,
+	    .target = t,
 	    .capacity_bytes = LOG_BYTES,
 	    .flags = flags,
 	    .errmsg_buf = msg,
@@ -64,6 +68,11 @@ static int open_log(uint32_t flags, struct pmwal **w, char *msg, size_t msglen)
 	};
 
 	return pmwal_open(&o, w);
+}
+
+static int open_log(uint32_t flags, struct pmwal **w, char *msg, size_t msglen)
+{
+	return open_at(target, flags, w, msg, msglen);
 }
 
 /* A record: its key, then bytes derived from the key. */
@@ -87,18 +96,17 @@ static bool record_ok(const uint8_t *data, size_t len, uint64_t *key)
 }
 
 /* The child: append until killed (or the log is full), ack each record. */
-static void writer(int fd, uint64_t round)
+static void writer(int fd, const char *t, uint64_t keys, uint64_t max)
 {
 	static uint8_t buf[REC_MAX];
 	struct pmwal *w;
 	char msg[256];
 
-	if (open_log(0, &w, msg, sizeof(msg)) != 0)
+	if (open_at(t, 0, &w, msg, sizeof(msg)) != 0)
 		_exit(3);
-	for (uint64_t i = 0;; i++) {
-		struct ack a = {.key = round << 32 | i};
+	for (uint64_t i = 0; i < max; i++) {
+		struct ack a = {.key = keys | i};
 		size_t len = make_record(buf, a.key);
-
 		int rc = pmwal_append(w, buf, len, &a.lsn);
 
 		/* full: keep the last 64 records, so the ring wraps and
@@ -111,7 +119,10 @@ static void writer(int fd, uint64_t round)
 		if (write(fd, &a, sizeof(a)) != sizeof(a))
 			_exit(4);
 	}
-	pause();
+	/* unbounded writers wait for their kill; bounded ones report that
+	 * they never met their crash point by exiting */
+	if (max == UINT64_MAX)
+		pause();
 	_exit(0);
 }
 
@@ -124,7 +135,8 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 /* Recover and check every acked record; returns how many records it saw. */
-static uint64_t check_log(const struct ack *acks, size_t nacks, uint64_t seed)
+/* @label says which run in messages (the seed, the crash point). */
+static uint64_t check_log(const struct ack *acks, size_t nacks, const char *label)
 {
 	struct pmwal *w;
 	struct pmwal_iter *it;
@@ -142,36 +154,31 @@ static uint64_t check_log(const struct ack *acks, size_t nacks, uint64_t seed)
 	keys = calloc(max_lsn + 1, sizeof(*keys));
 	cr_assert_not_null(keys);
 	rc = open_log(0, &w, msg, sizeof(msg));
-	cr_assert_eq(rc, 0, "seed %llu: recovery failed: %s (%s)",
-		     (unsigned long long)seed, pmwal_strerror(rc), msg);
+	cr_assert_eq(rc, 0, "%s: recovery failed: %s (%s)", label, pmwal_strerror(rc),
+		     msg);
 	rep = pmwal_recovery_report(w);
 	cr_assert(rep->verdict == PMWAL_CLEAN || rep->verdict == PMWAL_TORN_TAIL,
-		  "seed %llu: verdict %d: %s", (unsigned long long)seed, rep->verdict,
-		  rep->detail);
+		  "%s: verdict %d: %s", label, rep->verdict, rep->detail);
 	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0);
 	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
 		/* per-record checks assert only on failure: with --full-stats
 		 * every passing assert is a message to the runner */
 		if (!record_ok(data, len, &key))
-			cr_assert_fail(
-			    "seed %llu: LSN %llu is not a record that was submitted",
-			    (unsigned long long)seed, (unsigned long long)lsn);
+			cr_assert_fail("%s: LSN %llu is not a record that was submitted",
+				       label, (unsigned long long)lsn);
 		if (prev != 0 && lsn != prev + 1)
-			cr_assert_fail("seed %llu: hole after LSN %llu",
-				       (unsigned long long)seed,
+			cr_assert_fail("%s: hole after LSN %llu", label,
 				       (unsigned long long)prev);
 		if (lsn <= max_lsn)
 			keys[lsn] = key;
 		prev = lsn;
 		seen++;
 	}
-	cr_assert_eq(rc, 0, "seed %llu: iterator: %s", (unsigned long long)seed,
-		     pmwal_strerror(rc));
+	cr_assert_eq(rc, 0, "%s: iterator: %s", label, pmwal_strerror(rc));
 	cr_assert_eq(pmwal_stat(w, &info), 0);
 	for (size_t i = 0; i < nacks; i++)
 		if (acks[i].lsn >= info.head_lsn && keys[acks[i].lsn] != acks[i].key)
-			cr_assert_fail("seed %llu: acked LSN %llu lost or wrong",
-				       (unsigned long long)seed,
+			cr_assert_fail("%s: acked LSN %llu lost or wrong", label,
 				       (unsigned long long)acks[i].lsn);
 	pmwal_iter_close(it);
 	cr_assert_eq(pmwal_close(w), 0);
@@ -209,6 +216,7 @@ Test(pmr_crash, sigkill_loses_only_unacked_records, .timeout = 600)
 	static struct ack acks[ACKS_MAX];
 	size_t nacks = 0;
 	uint64_t seed = (uint64_t)time(NULL), s, seen = 0;
+	char label[64];
 	struct pmwal *w;
 	char msg[256] = "";
 
@@ -227,7 +235,7 @@ Test(pmr_crash, sigkill_loses_only_unacked_records, .timeout = 600)
 		pid = fork();
 		if (pid == 0) { /* no Criterion calls in the child */
 			close(fds[0]);
-			writer(fds[1], round);
+			writer(fds[1], target, round << 32, UINT64_MAX);
 		}
 		cr_assert_geq(pid, 0);
 		close(fds[1]);
@@ -239,11 +247,60 @@ Test(pmr_crash, sigkill_loses_only_unacked_records, .timeout = 600)
 			  WEXITSTATUS(status));
 		nacks = read_acks(fds[0], acks, nacks, -1);
 		close(fds[0]);
-		seen = check_log(acks, nacks, seed);
+		snprintf(label, sizeof(label), "seed %llu, kill %llu",
+			 (unsigned long long)seed, (unsigned long long)round);
+		seen = check_log(acks, nacks, label);
 	}
 	cr_log_info("%zu acked records over %d kills, %llu in the log at the end", nacks,
 		    ROUNDS, (unsigned long long)seen);
 	cr_assert_gt(nacks, 0, "the writer never got an ack");
+}
+
+/*
+ * Crash-point exploration: the N-th barrier with stores pending loses power
+ * in each mode (crash_at=N in the target) and the writer dies there, for
+ * every N up to CRASH_POINTS, the open's own writes included. After each,
+ * recovery keeps every ack and nothing else appears.
+ */
+Test(pmr_crash, every_barrier_is_a_crash_point, .timeout = 600)
+{
+	static struct ack acks[ACKS_MAX];
+	size_t nacks = 0, crashes = 0;
+	struct pmwal *w;
+	char msg[256] = "", t[600];
+
+	cr_assert_eq(open_log(PMWAL_OPEN_CREATE, &w, msg, sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(pmwal_close(w), 0);
+	for (unsigned mode = PMR_LOSS_DROP_ALL; mode <= PMR_LOSS_GARBAGE_LINES; mode++) {
+		for (unsigned n = 1; n <= CRASH_POINTS; n++) {
+			int fds[2], status;
+			pid_t pid;
+
+			snprintf(t, sizeof(t), "%s,crash_at=%u,crash_mode=%u", target, n,
+				 mode);
+			cr_assert_eq(pipe(fds), 0);
+			pid = fork();
+			if (pid == 0) {
+				close(fds[0]);
+				writer(fds[1], t, (uint64_t)(mode * 1000 + n) << 32,
+				       10 * CRASH_POINTS);
+			}
+			cr_assert_geq(pid, 0);
+			close(fds[1]);
+			nacks = read_acks(fds[0], acks, nacks, -1);
+			close(fds[0]);
+			cr_assert_eq(waitpid(pid, &status, 0), pid);
+			if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+				cr_assert_fail(
+				    "mode %u, crash point %u: writer exited %d "
+				    "without reaching it",
+				    mode, n, WEXITSTATUS(status));
+			crashes++;
+			snprintf(t, sizeof(t), "loss mode %u at crash point %u", mode, n);
+			check_log(acks, nacks, t);
+		}
+	}
+	cr_log_info("%zu crash points, %zu acked records, all recovered", crashes, nacks);
 }
 
 /* A clean log, then unbarriered garbage over its tail region, then a power
@@ -274,7 +331,8 @@ static void loss_after_close(int mode)
 	pmr_copy_nodrain(r, pmr_size(r) / 2, junk, sizeof(junk));
 	cr_assert_eq(pmr_fake_power_loss(r, 99, mode), (int)(sizeof(junk) / 64));
 	pmr_close(r);
-	cr_assert_eq(check_log(acks, 200, 99), 200);
+	snprintf(err, sizeof(err), "loss mode %d after close", mode);
+	cr_assert_eq(check_log(acks, 200, err), 200);
 }
 
 Test(pmr_crash, loss_modes_never_touch_barriered_records)

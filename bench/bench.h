@@ -153,6 +153,8 @@ uint64_t limiter_take(struct limiter *l, uint64_t now, uint64_t bytes);
 void progress_begin(const char *phase, uint64_t total_ns);
 void progress_update(uint64_t elapsed_ns);
 void progress_end(void);
+/* Work of known size (laying out a file): percent done instead of time. */
+void progress_fraction(uint64_t done, uint64_t total);
 extern uint64_t progress_suite_left_ns;
 extern char progress_job[96]; /* what runs now, shown after the phase */
 

@@ -475,6 +475,8 @@ static int layout_file(const char *path, uint64_t from, uint64_t to, char *err,
 			ret = -errno;
 			break;
 		}
+		if ((off - from) % (64 * LAYOUT_CHUNK_BYTES) == 0)
+			progress_fraction(off - from, to - from);
 	}
 	progress_end();
 	if (!ret && fdatasync(fd))

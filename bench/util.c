@@ -369,6 +369,15 @@ void progress_update(uint64_t elapsed_ns)
 	fflush(stderr);
 }
 
+void progress_fraction(uint64_t done, uint64_t total)
+{
+	if (!progress_tty || !total)
+		return;
+	fprintf(stderr, "\r\033[K[%s] %.0f%% of %.0f MiB", progress_phase,
+		100.0 * done / total, total / 1048576.0);
+	fflush(stderr);
+}
+
 void progress_end(void)
 {
 	if (progress_tty)

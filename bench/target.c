@@ -106,13 +106,20 @@ static void force_cache_line(const char *target)
 		setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
 }
 
+/* Where "flash" lives: a writable directory on a disk filesystem (O_DIRECT
+ * is refused on tmpfs): $PMWAL_BENCH_DIR, ., $TMPDIR, /var/tmp. */
 static const char *flash_dir(void)
 {
 	const char *d = getenv("PMWAL_BENCH_DIR");
+	const char *cand[] = {".", getenv("TMPDIR"), "/var/tmp"};
 
 	if (d && *d)
 		return d;
-	return on_tmpfs(".") ? "/var/tmp" : ".";
+	for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]); i++)
+		if (cand[i] && *cand[i] && access(cand[i], W_OK) == 0 &&
+		    !on_tmpfs(cand[i]))
+			return cand[i];
+	return "/var/tmp";
 }
 
 const char *target_resolve(const char *t, int role, char *label, size_t labellen)

@@ -221,6 +221,24 @@ static void table_dir(json_t *job, const char *dirname)
 	       json_real_value(json_object_get(d, "iops")), bw, p50, p99, p999, mx, cpu);
 }
 
+/* A mix also gets its total, as seeds/000's "total performance". */
+static void table_sum(json_t *job)
+{
+	json_t *r = json_object_get(job, "read"), *w = json_object_get(job, "write");
+	char bw[16];
+
+	if (!json_integer_value(json_object_get(r, "total_ios")) ||
+	    !json_integer_value(json_object_get(w, "total_ios")))
+		return;
+	fmt_bytes(bw, sizeof(bw),
+		  (double)(json_integer_value(json_object_get(r, "bw_bytes")) +
+			   json_integer_value(json_object_get(w, "bw_bytes"))));
+	printf("%-9s %-16s %-30s %-5s %10.0f %10s\n", "", "", "", "sum",
+	       json_real_value(json_object_get(r, "iops")) +
+		   json_real_value(json_object_get(w, "iops")),
+	       bw);
+}
+
 void table_row(json_t *job)
 {
 	json_t *pm = json_object_get(job, "pmwal");
@@ -228,6 +246,7 @@ void table_row(json_t *job)
 
 	table_dir(job, "read");
 	table_dir(job, "write");
+	table_sum(job);
 	if (e)
 		printf("%-9s error: %s\n",
 		       json_string_value(json_object_get(pm, "phase")), e);

@@ -30,6 +30,26 @@ static void usage_failed(struct bench_ctx *c, struct run_result *r)
 	result_free(r);
 }
 
+/* Percentage caps: say what 100% was, before the row they apply to. */
+static void print_caps(struct bench_ctx *c, json_t *notes)
+{
+	const char *dir;
+	json_t *n;
+
+	if (c->quiet)
+		return;
+	json_object_foreach(notes, dir, n)
+	{
+		char max[16], cap[16];
+		fmt_bytes(max, sizeof(max),
+			  json_real_value(json_object_get(n, "max_bw_bytes")));
+		fmt_bytes(cap, sizeof(cap),
+			  (double)json_integer_value(json_object_get(n, "cap_bw_bytes")));
+		printf("%-9s %s capped at %.0f%% of its maximum alone (%s/s): %s/s\n", "",
+		       dir, json_real_value(json_object_get(n, "pct")), max, cap);
+	}
+}
+
 json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 {
 	char name[96], fio[1024];
@@ -52,6 +72,7 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	json_object_set_new(pm, "fio_command", json_string(fio));
 	if (json_object_size(notes))
 		json_object_set(pm, "rate_calibration", notes);
+	print_caps(c, notes);
 	json_decref(notes);
 	json_decref(opts);
 	ctx_note_status(c, r->err);

@@ -293,12 +293,12 @@ static void stage_reset(struct stage *s)
 	s->ncbs = 0;
 }
 
-/* Starts a fresh block: zeroed, so the padding the checksum covers is zero. */
+/* Starts a fresh block (its padding is zeroed when the group is sealed). */
 static void stage_new_block(struct stage *s, uint64_t first_lsn)
 {
 	uint8_t *b = stage_block(s, s->nblocks);
 
-	memset(b, 0, WAL_BLOCK_BYTES);
+	memset(b, 0, WAL_HDR_BYTES);
 	wal_put16(b + 14, WAL_NO_RECORD);
 	wal_put64(b + 40, first_lsn);
 	s->nblocks++;
@@ -450,6 +450,8 @@ static void seal_group(struct pmwal *w, struct stage *s, uint64_t durable_hint)
 			.group_blocks = s->nblocks,
 		};
 
+		/* Padding goes out as zeros, never as stale bytes of old groups. */
+		memset(b + WAL_HDR_BYTES + h.payload_bytes, 0, WAL_PAYLOAD_BYTES - h.payload_bytes);
 		wal_block_encode_hdr(&h, b);
 		prev = wal_block_seal(b, seq % w->sb.capacity_blocks);
 	}

@@ -36,9 +36,11 @@
  *
  * BLOCK (4096 bytes: a 72-byte header, then 4024 payload bytes)
  *   off size field
- *     0    8 checksum          XXH3_64bits(bytes [8, 4096), seed = ring slot)
+ *     0    8 checksum          XXH3_64bits(bytes [8, 72 + payload_bytes),
+ *                              seed = ring slot): header and used payload
  *     8    4 magic             "PWB1" (0x31425750)
- *    12    2 payload_bytes     payload bytes used (0 .. 4024); the rest is zero
+ *    12    2 payload_bytes     payload bytes used (0 .. 4024); the rest is padding,
+ *                              written as zero and ignored by readers
  *    14    2 first_rec         payload offset of the first record header that
  *                              starts in this block; 0xFFFF if none does
  *    16    8 log_id            the superblock's log_id
@@ -57,7 +59,8 @@
  *                              blocks, and a group never ends inside a record
  *
  *   The checksum covers the whole header (log_id, seq, epoch, position in the
- *   group, previous checksum, framing) and all payload bytes; its seed binds
+ *   group, previous checksum, framing) and every payload byte in use (a value
+ *   of payload_bytes above 4024 fails the check before hashing); its seed binds
  *   the slot. So a block from an earlier lap (older seq), from another log
  *   (log_id), or copied into another slot (seed, seq % N) is never valid.
  *
@@ -104,9 +107,8 @@
  */
 #include <string.h>
 
-#include <xxhash.h>
-
 #include "format.h"
+#include "xxh.h"
 
 _Static_assert(WAL_HDR_BYTES == 72, "block header is 72 bytes");
 _Static_assert(WAL_PAYLOAD_BYTES == 4024, "block payload is 4024 bytes");
@@ -130,14 +132,14 @@ void wal_sb_encode(const struct wal_sb *sb, uint8_t out[WAL_SB_BYTES])
 	wal_put32(out + 72, sb->group_blocks_max);
 	wal_put32(out + 76, sb->flags);
 	wal_put64(out + 80, sb->create_time_ns);
-	wal_put64(out, XXH3_64bits_withSeed(out + 8, WAL_SB_BYTES - 8, WAL_SB_SEED));
+	wal_put64(out, wal_xxh3(out + 8, WAL_SB_BYTES - 8, WAL_SB_SEED));
 }
 
 int wal_sb_decode(const uint8_t in[WAL_SB_BYTES], struct wal_sb *sb)
 {
 	if (wal_get64(in + 8) != WAL_SB_MAGIC)
 		return PMWAL_EFORMAT;
-	if (wal_get64(in) != XXH3_64bits_withSeed(in + 8, WAL_SB_BYTES - 8, WAL_SB_SEED))
+	if (wal_get64(in) != wal_xxh3(in + 8, WAL_SB_BYTES - 8, WAL_SB_SEED))
 		return PMWAL_EFORMAT;
 	sb->format_version = wal_get32(in + 16);
 	sb->block_bytes = wal_get32(in + 20);
@@ -181,7 +183,11 @@ int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_s
 
 uint64_t wal_block_checksum(const uint8_t *block, uint64_t slot)
 {
-	return XXH3_64bits_withSeed(block + 8, WAL_BLOCK_BYTES - 8, slot);
+	uint32_t used = wal_get16(block + 12);
+
+	if (used > WAL_PAYLOAD_BYTES)
+		used = WAL_PAYLOAD_BYTES; /* damaged: the caller's check fails */
+	return wal_xxh3(block + 8, WAL_HDR_BYTES - 8 + used, slot);
 }
 
 void wal_block_encode_hdr(const struct wal_block_hdr *h, uint8_t *block)
@@ -228,7 +234,7 @@ enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64
 				     const struct wal_sb *sb, struct wal_block_hdr *h)
 {
 	wal_block_decode_hdr(block, h);
-	if (h->checksum != wal_block_checksum(block, slot))
+	if (h->payload_bytes > WAL_PAYLOAD_BYTES || h->checksum != wal_block_checksum(block, slot))
 		return WAL_BLOCK_CHECKSUM;
 	if (h->magic != WAL_BLOCK_MAGIC || h->log_id != sb->log_id)
 		return WAL_BLOCK_FOREIGN;

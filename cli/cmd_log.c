@@ -26,22 +26,32 @@ struct common {
 	char err[512];
 };
 
-enum { OPT_BUFFERED = 1000, OPT_NO_URING, OPT_FDATASYNC, OPT_SALVAGE, OPT_JSON, OPT_HELP };
+enum {
+	OPT_BUFFERED = 1000,
+	OPT_NO_URING,
+	OPT_FDATASYNC,
+	OPT_SALVAGE,
+	OPT_JSON,
+	OPT_HELP
+};
 
-#define COMMON_LONG_OPTIONS                                                               \
-	{ "buffered", no_argument, NULL, OPT_BUFFERED },                                   \
-		{ "no-uring", no_argument, NULL, OPT_NO_URING },                           \
-		{ "fdatasync", no_argument, NULL, OPT_FDATASYNC },                         \
-		{ "salvage", no_argument, NULL, OPT_SALVAGE },                             \
-		{ "json", no_argument, NULL, OPT_JSON }, { "help", no_argument, NULL, 'h' }
+#define COMMON_LONG_OPTIONS                                                              \
+	{"buffered", no_argument, NULL, OPT_BUFFERED},                                   \
+	    {"no-uring", no_argument, NULL, OPT_NO_URING},                               \
+	    {"fdatasync", no_argument, NULL, OPT_FDATASYNC},                             \
+	    {"salvage", no_argument, NULL, OPT_SALVAGE},                                 \
+	    {"json", no_argument, NULL, OPT_JSON},                                       \
+	{                                                                                \
+		"help", no_argument, NULL, 'h'                                           \
+	}
 
 static const char common_help[] =
-	"  --buffered     no O_DIRECT (page cache + fdatasync), e.g. on tmpfs\n"
-	"  --no-uring     pwritev instead of io_uring (where io_uring is refused)\n"
-	"  --fdatasync    make groups durable with fdatasync instead of FUA writes\n"
-	"  --salvage      skip corruption instead of failing (reports what was skipped)\n"
-	"  --json         machine-readable output\n"
-	"  -h, --help     this text\n";
+    "  --buffered     no O_DIRECT (page cache + fdatasync), e.g. on tmpfs\n"
+    "  --no-uring     pwritev instead of io_uring (where io_uring is refused)\n"
+    "  --fdatasync    make groups durable with fdatasync instead of FUA writes\n"
+    "  --salvage      skip corruption instead of failing (reports what was skipped)\n"
+    "  --json         machine-readable output\n"
+    "  -h, --help     this text\n";
 
 /* Handles a shared option; returns 1 if it was one. */
 static int common_opt(struct common *c, int opt)
@@ -81,6 +91,31 @@ static int take_target(struct common *c, const char *cmd, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Parses a command that takes only the shared options and TARGET. Returns -1
+ * to go on, or the exit code (help printed, or bad usage).
+ */
+static int parse_simple(struct common *c, const char *cmd, const char *help, int argc,
+			char **argv)
+{
+	static const struct option lo[] = {COMMON_LONG_OPTIONS, {0}};
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (common_opt(c, opt))
+			continue;
+		if (opt == 'h') {
+			printf("%s%s", help, common_help);
+			return 0;
+		}
+		return bad_usage(cmd, "unknown option");
+	}
+	if ((rc = take_target(c, cmd, argc, argv)))
+		return rc;
+	return -1;
+}
+
 static void init_opts(struct pmwal_options *o, struct common *c)
 {
 	memset(o, 0, sizeof(*o));
@@ -96,35 +131,39 @@ static int open_failed(const char *cmd, struct common *c, int rc)
 	fprintf(stderr, "pmwal %s: %s\n", cmd, c->err[0] ? c->err : pmwal_strerror(rc));
 	if (rc == PMWAL_ECORRUPT)
 		return 3;
-	if (rc == PMWAL_EFORMAT || rc == PMWAL_EBADOPT || rc == -ENOENT || rc == -EACCES ||
-	    rc == -EPERM || rc == PMWAL_EUNSUPPORTED || rc == -EINVAL)
+	if (rc == PMWAL_EFORMAT || rc == PMWAL_EBADOPT || rc == -ENOENT ||
+	    rc == -EACCES || rc == -EPERM || rc == PMWAL_EUNSUPPORTED || rc == -EINVAL)
 		return 2;
 	return 1;
 }
 
 static const char *verdict_str(int v)
 {
-	return v == PMWAL_CLEAN ? "clean" : v == PMWAL_TORN_TAIL ? "torn_tail" : "corrupt";
+	return v == PMWAL_CLEAN	      ? "clean"
+	       : v == PMWAL_TORN_TAIL ? "torn_tail"
+				      : "corrupt";
 }
 
 static json_t *report_json(const char *target, const struct pmwal_report *r)
 {
-	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:s}",
-			      "target", target, "verdict", verdict_str(r->verdict), "records",
-			      (json_int_t)r->records, "payload_bytes", (json_int_t)r->payload_bytes,
-			      "blocks", (json_int_t)r->blocks, "first_lsn",
-			      (json_int_t)r->first_lsn, "last_lsn", (json_int_t)r->last_lsn,
-			      "end_offset", (json_int_t)r->end_offset, "durable_hint",
-			      (json_int_t)r->durable_hint, "elapsed_s", r->elapsed_ns / 1e9,
-			      "detail", r->detail);
+	json_t *o = json_pack(
+	    "{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:s}", "target", target,
+	    "verdict", verdict_str(r->verdict), "records", (json_int_t)r->records,
+	    "payload_bytes", (json_int_t)r->payload_bytes, "blocks",
+	    (json_int_t)r->blocks, "first_lsn", (json_int_t)r->first_lsn, "last_lsn",
+	    (json_int_t)r->last_lsn, "end_offset", (json_int_t)r->end_offset,
+	    "durable_hint", (json_int_t)r->durable_hint, "elapsed_s", r->elapsed_ns / 1e9,
+	    "detail", r->detail);
 
 	if (r->verdict == PMWAL_CORRUPT) {
-		json_object_set_new(o, "corrupt_lsn", json_integer((json_int_t)r->corrupt_lsn));
+		json_object_set_new(o, "corrupt_lsn",
+				    json_integer((json_int_t)r->corrupt_lsn));
 		json_object_set_new(o, "corrupt_offset",
 				    json_integer((json_int_t)r->corrupt_offset));
 	}
 	if (r->verdict == PMWAL_TORN_TAIL)
-		json_object_set_new(o, "torn_blocks", json_integer((json_int_t)r->torn_blocks));
+		json_object_set_new(o, "torn_blocks",
+				    json_integer((json_int_t)r->torn_blocks));
 	if (r->skipped_blocks) {
 		json_object_set_new(o, "skipped_blocks",
 				    json_integer((json_int_t)r->skipped_blocks));
@@ -151,7 +190,8 @@ static void print_report(const char *target, const struct pmwal_report *r)
 	printf("  ends at      byte offset %llu\n", (unsigned long long)r->end_offset);
 	if (r->verdict == PMWAL_CORRUPT)
 		printf("  corrupt at   LSN %llu, byte offset %llu\n",
-		       (unsigned long long)r->corrupt_lsn, (unsigned long long)r->corrupt_offset);
+		       (unsigned long long)r->corrupt_lsn,
+		       (unsigned long long)r->corrupt_offset);
 	if (r->skipped_blocks)
 		printf("  skipped      %llu blocks, %llu records (salvage)\n",
 		       (unsigned long long)r->skipped_blocks,
@@ -164,12 +204,12 @@ static void print_report(const char *target, const struct pmwal_report *r)
 
 int cmd_create(int argc, char **argv)
 {
-	static const struct option lo[] = { { "size", required_argument, NULL, 's' },
-					    { "record-max", required_argument, NULL, 'r' },
-					    { "force", no_argument, NULL, 'f' },
-					    COMMON_LONG_OPTIONS,
-					    { 0 } };
-	struct common c = { 0 };
+	static const struct option lo[] = {{"size", required_argument, NULL, 's'},
+					   {"record-max", required_argument, NULL, 'r'},
+					   {"force", no_argument, NULL, 'f'},
+					   COMMON_LONG_OPTIONS,
+					   {0}};
+	struct common c = {0};
 	struct pmwal_options o;
 	uint64_t size = 0, rec_max = 0;
 	bool force = false;
@@ -182,20 +222,26 @@ int cmd_create(int argc, char **argv)
 		switch (opt) {
 		case 's':
 			if (cli_parse_size(optarg, &size) || size == 0)
-				return bad_usage("create", "--size: expected bytes such as 64M");
+				return bad_usage("create",
+						 "--size: expected bytes such as 64M");
 			break;
 		case 'r':
-			if (cli_parse_size(optarg, &rec_max) || rec_max == 0 || rec_max > (1u << 30))
-				return bad_usage("create", "--record-max: expected 1 .. 1G");
+			if (cli_parse_size(optarg, &rec_max) || rec_max == 0 ||
+			    rec_max > (1u << 30))
+				return bad_usage("create",
+						 "--record-max: expected 1 .. 1G");
 			break;
 		case 'f':
 			force = true;
 			break;
 		case 'h':
-			printf("usage: pmwal create TARGET --size BYTES [--record-max BYTES] "
+			printf("usage: pmwal create TARGET --size BYTES [--record-max "
+			       "BYTES] "
 			       "[--force]\n"
-			       "Formats a new log. A file is created and zero-filled; a block "
-			       "device or region\nuses --size or its whole size. An existing "
+			       "Formats a new log. A file is created and zero-filled; a "
+			       "block "
+			       "device or region\nuses --size or its whole size. An "
+			       "existing "
 			       "pmwal log is only overwritten with --force.\n%s",
 			       common_help);
 			return 0;
@@ -213,7 +259,8 @@ int cmd_create(int argc, char **argv)
 		init_opts(&o, &c);
 		if (pmwal_verify(&o, &rep) == 0) {
 			fprintf(stderr,
-				"pmwal create: %s already holds a pmwal log (%llu records); pass "
+				"pmwal create: %s already holds a pmwal log (%llu "
+				"records); pass "
 				"--force to destroy it\n",
 				c.target, (unsigned long long)rep.records);
 			return 2;
@@ -236,13 +283,14 @@ int cmd_create(int argc, char **argv)
 	if (c.json)
 		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s}", "target", c.target,
 				     "capacity_bytes", (json_int_t)info.capacity_bytes,
-				     "log_id", (json_int_t)info.log_id, "medium", info.medium,
-				     "durability", info.durability));
+				     "log_id", (json_int_t)info.log_id, "medium",
+				     info.medium, "durability", info.durability));
 	else
-		printf("created %s: %llu bytes, %llu blocks of 4096, log id %016llx, %s, %s\n",
+		printf("created %s: %llu bytes, %llu blocks of 4096, log id %016llx, %s, "
+		       "%s\n",
 		       c.target, (unsigned long long)info.capacity_bytes,
-		       (unsigned long long)info.capacity_blocks, (unsigned long long)info.log_id,
-		       info.medium, info.durability);
+		       (unsigned long long)info.capacity_blocks,
+		       (unsigned long long)info.log_id, info.medium, info.durability);
 	return rc ? 1 : 0;
 }
 
@@ -292,10 +340,9 @@ static int flush_batch(struct pmwal *w, struct iovec *iov, int n, uint64_t *firs
 
 int cmd_append(int argc, char **argv)
 {
-	static const struct option lo[] = { { "record-size", required_argument, NULL, 'n' },
-					    COMMON_LONG_OPTIONS,
-					    { 0 } };
-	struct common c = { 0 };
+	static const struct option lo[] = {
+	    {"record-size", required_argument, NULL, 'n'}, COMMON_LONG_OPTIONS, {0}};
+	struct common c = {0};
 	struct pmwal_options o;
 	uint64_t fixed = 0, first = 0, last = 0, skipped = 0;
 	int opt, rc;
@@ -307,12 +354,15 @@ int cmd_append(int argc, char **argv)
 		switch (opt) {
 		case 'n':
 			if (cli_parse_size(optarg, &fixed) || fixed == 0)
-				return bad_usage("append", "--record-size: expected bytes > 0");
+				return bad_usage("append",
+						 "--record-size: expected bytes > 0");
 			break;
 		case 'h':
 			printf("usage: pmwal append TARGET [--record-size N] < records\n"
-			       "Appends one record per input line (newline removed; empty lines "
-			       "are skipped),\nor fixed-size records of N bytes. Exits 0 only "
+			       "Appends one record per input line (newline removed; "
+			       "empty lines "
+			       "are skipped),\nor fixed-size records of N bytes. Exits 0 "
+			       "only "
 			       "once every record is durable.\n%s",
 			       common_help);
 			return 0;
@@ -363,16 +413,18 @@ int cmd_append(int argc, char **argv)
 	if (!rc)
 		rc = pmwal_sync(w);
 	if (rc)
-		fprintf(stderr, "pmwal append: %s: %s\n", pmwal_strerror(rc), pmwal_errmsg(w));
+		fprintf(stderr, "pmwal append: %s: %s\n", pmwal_strerror(rc),
+			pmwal_errmsg(w));
 	int crc = pmwal_close(w);
 
 	if (rc || crc)
 		return 1;
 	if (c.json)
 		print_json(json_pack("{s:I, s:I, s:I, s:I}", "records",
-				     (json_int_t)(first ? last - first + 1 : 0), "first_lsn",
-				     (json_int_t)first, "last_lsn", (json_int_t)last,
-				     "skipped_empty", (json_int_t)skipped));
+				     (json_int_t)(first ? last - first + 1 : 0),
+				     "first_lsn", (json_int_t)first, "last_lsn",
+				     (json_int_t)last, "skipped_empty",
+				     (json_int_t)skipped));
 	else
 		fprintf(stderr, "appended %llu records (LSN %llu..%llu), durable\n",
 			(unsigned long long)(first ? last - first + 1 : 0),
@@ -396,7 +448,8 @@ static void print_text_record(uint64_t lsn, const unsigned char *p, size_t len)
 
 static void print_json_record(uint64_t lsn, const void *p, size_t len)
 {
-	json_t *o = json_pack("{s:I, s:I}", "lsn", (json_int_t)lsn, "len", (json_int_t)len);
+	json_t *o =
+	    json_pack("{s:I, s:I}", "lsn", (json_int_t)lsn, "len", (json_int_t)len);
 	json_t *s = json_stringn(p, len); /* NULL unless valid UTF-8 */
 
 	if (s) {
@@ -419,10 +472,9 @@ static void print_json_record(uint64_t lsn, const void *p, size_t len)
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option lo[] = { { "from", required_argument, NULL, 'f' },
-					    COMMON_LONG_OPTIONS,
-					    { 0 } };
-	struct common c = { 0 };
+	static const struct option lo[] = {
+	    {"from", required_argument, NULL, 'f'}, COMMON_LONG_OPTIONS, {0}};
+	struct common c = {0};
 	struct pmwal_options o;
 	uint64_t from = 0;
 	int opt, rc;
@@ -438,8 +490,10 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: pmwal dump TARGET [--from LSN] [--json]\n"
-			       "Prints each durable record: LSN, a tab, the bytes (non-printable "
-			       "as \\xNN).\n--json prints one object per line: lsn, len, data "
+			       "Prints each durable record: LSN, a tab, the bytes "
+			       "(non-printable "
+			       "as \\xNN).\n--json prints one object per line: lsn, len, "
+			       "data "
 			       "(or data_hex).\n%s",
 			       common_help);
 			return 0;
@@ -460,8 +514,8 @@ int cmd_dump(int argc, char **argv)
 
 	rc = pmwal_iter_open(w, from, &it);
 	if (rc) {
-		fprintf(stderr, "pmwal dump: %s\n", pmwal_errmsg(w)[0] ? pmwal_errmsg(w)
-								      : pmwal_strerror(rc));
+		fprintf(stderr, "pmwal dump: %s\n",
+			pmwal_errmsg(w)[0] ? pmwal_errmsg(w) : pmwal_strerror(rc));
 		pmwal_close(w);
 		return 2;
 	}
@@ -476,7 +530,8 @@ int cmd_dump(int argc, char **argv)
 			print_text_record(lsn, data, len);
 	}
 	if (rc < 0)
-		fprintf(stderr, "pmwal dump: %s: %s\n", pmwal_strerror(rc), pmwal_errmsg(w));
+		fprintf(stderr, "pmwal dump: %s: %s\n", pmwal_strerror(rc),
+			pmwal_errmsg(w));
 	pmwal_iter_close(it);
 	pmwal_close(w);
 	return rc < 0 ? (rc == PMWAL_ECORRUPT ? 3 : 1) : 0;
@@ -486,33 +541,25 @@ int cmd_dump(int argc, char **argv)
 
 int cmd_verify(int argc, char **argv)
 {
-	static const struct option lo[] = { COMMON_LONG_OPTIONS, { 0 } };
-	struct common c = { 0 };
+	struct common c = {0};
 	struct pmwal_options o;
 	struct pmwal_report rep;
-	int opt, rc;
+	int rc = parse_simple(
+	    &c, "verify",
+	    "usage: pmwal verify TARGET [--json]\n"
+	    "Scans the log read-only (nothing is written) and prints the "
+	    "verdict: clean,\ntorn_tail (an unacknowledged tail would be cut "
+	    "off) or corrupt (LSN, offset).\nExit 0 clean or torn tail, 3 "
+	    "corrupt, 2 bad usage or unreadable target.\n",
+	    argc, argv);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (common_opt(&c, opt))
-			continue;
-		if (opt == 'h') {
-			printf("usage: pmwal verify TARGET [--json]\n"
-			       "Scans the log read-only (nothing is written) and prints the "
-			       "verdict: clean,\ntorn_tail (an unacknowledged tail would be cut "
-			       "off) or corrupt (LSN, offset).\nExit 0 clean or torn tail, 3 "
-			       "corrupt, 2 bad usage or unreadable target.\n%s",
-			       common_help);
-			return 0;
-		}
-		return bad_usage("verify", "unknown option");
-	}
-	if ((rc = take_target(&c, "verify", argc, argv)))
+	if (rc >= 0)
 		return rc;
 	init_opts(&o, &c);
 	rc = pmwal_verify(&o, &rep);
 	if (rc) {
-		fprintf(stderr, "pmwal verify: %s\n", c.err[0] ? c.err : pmwal_strerror(rc));
+		fprintf(stderr, "pmwal verify: %s\n",
+			c.err[0] ? c.err : pmwal_strerror(rc));
 		return 2;
 	}
 	if (c.json)
@@ -524,26 +571,17 @@ int cmd_verify(int argc, char **argv)
 
 int cmd_recover(int argc, char **argv)
 {
-	static const struct option lo[] = { COMMON_LONG_OPTIONS, { 0 } };
-	struct common c = { 0 };
+	struct common c = {0};
 	struct pmwal_options o;
-	int opt, rc;
+	int rc = parse_simple(
+	    &c, "recover",
+	    "usage: pmwal recover TARGET [--salvage] [--json]\n"
+	    "Runs recovery as an opening database would: a torn tail is "
+	    "cut off (the next\nappend overwrites it). A corrupt log is left "
+	    "untouched (exit 3) unless --salvage.\n",
+	    argc, argv);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (common_opt(&c, opt))
-			continue;
-		if (opt == 'h') {
-			printf("usage: pmwal recover TARGET [--salvage] [--json]\n"
-			       "Runs recovery as an opening database would: a torn tail is "
-			       "cut off (the next\nappend overwrites it). A corrupt log is left "
-			       "untouched (exit 3) unless --salvage.\n%s",
-			       common_help);
-			return 0;
-		}
-		return bad_usage("recover", "unknown option");
-	}
-	if ((rc = take_target(&c, "recover", argc, argv)))
+	if (rc >= 0)
 		return rc;
 	init_opts(&o, &c);
 	struct pmwal *w;
@@ -567,26 +605,17 @@ int cmd_recover(int argc, char **argv)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option lo[] = { COMMON_LONG_OPTIONS, { 0 } };
-	struct common c = { 0 };
+	struct common c = {0};
 	struct pmwal_options o;
 	struct pmwal_info i;
-	int opt, rc;
+	int rc = parse_simple(
+	    &c, "info",
+	    "usage: pmwal info TARGET [--json]\n"
+	    "Shows the superblock, geometry, and how groups are made durable "
+	    "on this medium.\n",
+	    argc, argv);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (common_opt(&c, opt))
-			continue;
-		if (opt == 'h') {
-			printf("usage: pmwal info TARGET [--json]\n"
-			       "Shows the superblock, geometry, and how groups are made durable "
-			       "on this medium.\n%s",
-			       common_help);
-			return 0;
-		}
-		return bad_usage("info", "unknown option");
-	}
-	if ((rc = take_target(&c, "info", argc, argv)))
+	if (rc >= 0)
 		return rc;
 	init_opts(&o, &c);
 	o.flags |= PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE;
@@ -600,19 +629,20 @@ int cmd_info(int argc, char **argv)
 
 	if (c.json) {
 		json_t *j = json_pack(
-			"{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:s, "
-			"s:I, s:I, s:I, s:I, s:I, s:I, s:s}",
-			"target", i.target, "medium", i.medium, "io_path", i.io_path, "durability",
-			i.durability, "granularity", i.granularity, "emulated", i.emulated,
-			"direct_io", i.direct_io, "block_bytes", i.block_bytes, "sector_bytes",
-			i.sector_bytes, "atomic_write_bytes", i.atomic_write_bytes,
-			"format_version", i.format_version, "epoch", i.epoch, "record_bytes_max",
-			i.record_bytes_max, "log_id", "", "capacity_bytes",
-			(json_int_t)i.capacity_bytes, "capacity_blocks",
-			(json_int_t)i.capacity_blocks, "head_lsn", (json_int_t)i.head_lsn,
-			"next_lsn", (json_int_t)i.next_lsn, "durable_lsn",
-			(json_int_t)i.durable_lsn, "used_blocks", (json_int_t)i.used_blocks,
-			"verdict", verdict_str(r->verdict));
+		    "{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:i, s:i, s:i, "
+		    "s:s, "
+		    "s:I, s:I, s:I, s:I, s:I, s:I, s:s}",
+		    "target", i.target, "medium", i.medium, "io_path", i.io_path,
+		    "durability", i.durability, "granularity", i.granularity, "emulated",
+		    i.emulated, "direct_io", i.direct_io, "block_bytes", i.block_bytes,
+		    "sector_bytes", i.sector_bytes, "atomic_write_bytes",
+		    i.atomic_write_bytes, "format_version", i.format_version, "epoch",
+		    i.epoch, "record_bytes_max", i.record_bytes_max, "log_id", "",
+		    "capacity_bytes", (json_int_t)i.capacity_bytes, "capacity_blocks",
+		    (json_int_t)i.capacity_blocks, "head_lsn", (json_int_t)i.head_lsn,
+		    "next_lsn", (json_int_t)i.next_lsn, "durable_lsn",
+		    (json_int_t)i.durable_lsn, "used_blocks", (json_int_t)i.used_blocks,
+		    "verdict", verdict_str(r->verdict));
 		char id[17];
 
 		snprintf(id, sizeof(id), "%016llx", (unsigned long long)i.log_id);
@@ -620,26 +650,32 @@ int cmd_info(int argc, char **argv)
 		print_json(j);
 	} else {
 		printf("%s\n", i.target);
-		printf("  format         version %u, %u-byte blocks, log id %016llx, epoch %u\n",
-		       i.format_version, i.block_bytes, (unsigned long long)i.log_id, i.epoch);
+		printf("  format         version %u, %u-byte blocks, log id %016llx, "
+		       "epoch %u\n",
+		       i.format_version, i.block_bytes, (unsigned long long)i.log_id,
+		       i.epoch);
 		printf("  capacity       %llu bytes, %llu ring blocks (%llu live)\n",
-		       (unsigned long long)i.capacity_bytes, (unsigned long long)i.capacity_blocks,
+		       (unsigned long long)i.capacity_bytes,
+		       (unsigned long long)i.capacity_blocks,
 		       (unsigned long long)i.used_blocks);
-		printf("  records        LSN %llu..%llu live, next LSN %llu, max record %u bytes\n",
+		printf("  records        LSN %llu..%llu live, next LSN %llu, max record "
+		       "%u bytes\n",
 		       (unsigned long long)i.head_lsn, (unsigned long long)i.durable_lsn,
 		       (unsigned long long)i.next_lsn, i.record_bytes_max);
-		printf("  medium         %s%s, I/O path %s%s, sector %u bytes\n", i.medium,
-		       i.emulated ? " (emulated)" : "", i.io_path,
+		printf("  medium         %s%s, I/O path %s%s, sector %u bytes\n",
+		       i.medium, i.emulated ? " (emulated)" : "", i.io_path,
 		       i.direct_io ? " with O_DIRECT" : "", i.sector_bytes);
 		if (i.granularity[0])
 			printf("  granularity    %s\n", i.granularity);
 		printf("  durability     %s\n", i.durability);
 		if (i.atomic_write_bytes)
 			printf("  atomic writes  %u bytes%s\n", i.atomic_write_bytes,
-			       strcmp(i.io_path, "mapped") ? " (RWF_ATOMIC on every block)"
-							  : " (aligned stores)");
+			       strcmp(i.io_path, "mapped")
+				   ? " (RWF_ATOMIC on every block)"
+				   : " (aligned stores)");
 		else
-			printf("  atomic writes  none: torn blocks are detected by checksum\n");
+			printf("  atomic writes  none: torn blocks are detected by "
+			       "checksum\n");
 		printf("  state          %s (%s)\n", verdict_str(r->verdict), r->detail);
 	}
 	pmwal_close(w);
@@ -648,26 +684,16 @@ int cmd_info(int argc, char **argv)
 
 int cmd_release(int argc, char **argv)
 {
-	static const struct option lo[] = { COMMON_LONG_OPTIONS, { 0 } };
-	struct common c = { 0 };
+	struct common c = {0};
 	struct pmwal_options o;
 	uint64_t lsn;
-	int opt, rc;
+	int rc = parse_simple(&c, "release",
+			      "usage: pmwal release TARGET LSN\n"
+			      "Releases every record below LSN (after the database "
+			      "checkpointed them);\ntheir space is reused.\n",
+			      argc, argv);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (common_opt(&c, opt))
-			continue;
-		if (opt == 'h') {
-			printf("usage: pmwal release TARGET LSN\n"
-			       "Releases every record below LSN (after the database "
-			       "checkpointed them);\ntheir space is reused.\n%s",
-			       common_help);
-			return 0;
-		}
-		return bad_usage("release", "unknown option");
-	}
-	if ((rc = take_target(&c, "release", argc, argv)))
+	if (rc >= 0)
 		return rc;
 	if (optind >= argc || cli_parse_u64(argv[optind], &lsn))
 		return bad_usage("release", "missing or bad LSN");
@@ -679,8 +705,8 @@ int cmd_release(int argc, char **argv)
 		return open_failed("release", &c, rc);
 	rc = pmwal_release(w, lsn);
 	if (rc)
-		fprintf(stderr, "pmwal release: %s\n", pmwal_errmsg(w)[0] ? pmwal_errmsg(w)
-									 : pmwal_strerror(rc));
+		fprintf(stderr, "pmwal release: %s\n",
+			pmwal_errmsg(w)[0] ? pmwal_errmsg(w) : pmwal_strerror(rc));
 	pmwal_close(w);
 	return rc ? (rc == PMWAL_ERANGE ? 2 : 1) : 0;
 }

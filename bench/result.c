@@ -137,6 +137,15 @@ json_t *result_job_json(const char *jobname, const char *phase, const char *targ
 	json_object_set_new(job, "minf", json_integer(0));
 
 	bool emulated = r->emulated || (label && strstr(label, "emulated"));
+	char emu_label[300];
+	/* Emulated media say so wherever the label is shown. */
+	if (emulated && !(label && strstr(label, "emulated"))) {
+		snprintf(emu_label, sizeof(emu_label), "emulated %s",
+			 label && *label ? label
+			 : target	 ? target
+					 : "");
+		label = emu_label;
+	}
 	json_t *pm =
 	    json_pack("{s:s,s:s,s:s,s:b,s:s,s:f,s:f,s:b,s:f}", "phase", phase, "target",
 		      target ? target : "", "label", label ? label : "", "emulated",

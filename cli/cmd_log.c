@@ -23,6 +23,8 @@ struct common {
 	const char *target;
 	uint32_t flags;
 	bool json;
+	bool enable_pmr;
+	char target_buf[512];
 	char err[512];
 };
 
@@ -32,18 +34,20 @@ enum {
 	OPT_FDATASYNC,
 	OPT_SALVAGE,
 	OPT_JSON,
+	OPT_ENABLE_PMR,
 	OPT_HELP
 };
 
-#define COMMON_LONG_OPTIONS                                                              \
-	{"buffered", no_argument, NULL, OPT_BUFFERED},                                   \
-	    {"no-uring", no_argument, NULL, OPT_NO_URING},                               \
-	    {"fdatasync", no_argument, NULL, OPT_FDATASYNC},                             \
-	    {"salvage", no_argument, NULL, OPT_SALVAGE},                                 \
-	    {"json", no_argument, NULL, OPT_JSON},                                       \
-	{                                                                                \
-		"help", no_argument, NULL, 'h'                                           \
-	}
+/* clang-format off */
+#define COMMON_LONG_OPTIONS \
+	{ "buffered", no_argument, NULL, OPT_BUFFERED }, \
+	{ "no-uring", no_argument, NULL, OPT_NO_URING }, \
+	{ "fdatasync", no_argument, NULL, OPT_FDATASYNC }, \
+	{ "salvage", no_argument, NULL, OPT_SALVAGE }, \
+	{ "json", no_argument, NULL, OPT_JSON }, \
+	{ "enable-pmr", no_argument, NULL, OPT_ENABLE_PMR }, \
+	{ "help", no_argument, NULL, 'h' }
+/* clang-format on */
 
 static const char common_help[] =
     "  --buffered     no O_DIRECT (page cache + fdatasync), e.g. on tmpfs\n"
@@ -51,6 +55,7 @@ static const char common_help[] =
     "  --fdatasync    make groups durable with fdatasync instead of FUA writes\n"
     "  --salvage      skip corruption instead of failing (reports what was skipped)\n"
     "  --json         machine-readable output\n"
+    "  --enable-pmr   pmr:/fakepmr: targets: enable a disabled PMR (PMRCTL.EN)\n"
     "  -h, --help     this text\n";
 
 /* Handles a shared option; returns 1 if it was one. */
@@ -71,6 +76,9 @@ static int common_opt(struct common *c, int opt)
 		return 1;
 	case OPT_JSON:
 		c->json = true;
+		return 1;
+	case OPT_ENABLE_PMR:
+		c->enable_pmr = true;
 		return 1;
 	}
 	return 0;
@@ -120,6 +128,12 @@ static void init_opts(struct pmwal_options *o, struct common *c)
 {
 	memset(o, 0, sizeof(*o));
 	o->target = c->target;
+	/* pmr/ takes the enable request as a target option. */
+	if (c->enable_pmr &&
+	    (!strncmp(c->target, "pmr:", 4) || !strncmp(c->target, "fakepmr:", 8))) {
+		snprintf(c->target_buf, sizeof(c->target_buf), "%s,enable", c->target);
+		o->target = c->target_buf;
+	}
 	o->flags = c->flags;
 	o->errmsg_buf = c->err;
 	o->errmsg_len = sizeof(c->err);

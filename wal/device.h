@@ -89,6 +89,9 @@ int wal_dev_open_file(const struct wal_dev_params *p, struct wal_dev **out, char
 int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char *err,
 		      size_t errlen);
 
+/* The pmr/ region under a mapped device (crash tests inject power loss). */
+struct pmr_region *wal_dev_pmem_region(struct wal_dev *dev);
+
 /* Picks the constructor from the target's form (see pmwal_options.target). */
 int wal_dev_open(const struct wal_dev_params *p, struct wal_dev **out, char *err,
 		 size_t errlen);

@@ -16,4 +16,9 @@ bad=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBR]$/ {print $3}' | grep -v '^
 if [ -n "$bad" ]; then
 	echo "exported symbols without the pmwal_ prefix:"; echo "$bad"; exit 1
 fi
-LD_LIBRARY_PATH="$libdir" "$tmp/build/consumer" "$tmp/log"
+# A sanitizer build of the library needs its runtime loaded first.
+preload=
+if ldd "$so" | grep -q libasan; then
+	preload=$(gcc -print-file-name=libasan.so)
+fi
+ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libdir" "$tmp/build/consumer" "$tmp/log"

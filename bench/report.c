@@ -64,6 +64,46 @@ static void head(FILE *f)
 	      f);
 }
 
+/* One line of facts per target; the whole record (probe included) folded. */
+static void target_facts(FILE *f, json_t *t)
+{
+	static const char *const keys[] = {
+	    "kind",	  "model",    "logical_block_size", "physical_block_size",
+	    "rotational", "scheduler"};
+
+	fputs("<li><details><summary><code>", f);
+	svg_esc(f, js(t, "target"));
+	fputs("</code>", f);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = js(t, keys[i]);
+		if (!*v)
+			continue;
+		fprintf(f, ", %s ", keys[i]);
+		svg_esc(f, v);
+	}
+	static const char *const probe_keys[] = {"filesystem", "pmem2_granularity",
+						 "pmem2_barrier", "o_direct"};
+	json_t *probe = json_object_get(t, "probe");
+	for (size_t i = 0;
+	     json_is_object(probe) && i < sizeof(probe_keys) / sizeof(probe_keys[0]);
+	     i++) {
+		json_t *v = json_object_get(probe, probe_keys[i]);
+		if (json_is_string(v)) {
+			fprintf(f, ", %s ", probe_keys[i]);
+			svg_esc(f, json_string_value(v));
+		} else if (json_is_boolean(v))
+			fprintf(f, ", %s %s", probe_keys[i],
+				json_is_true(v) ? "yes" : "no");
+	}
+	if (json_is_true(json_object_get(t, "emulated")))
+		fputs(" <b class='emu'>EMULATED</b>", f);
+	fputs("</summary><pre style='font-size:11px;white-space:pre-wrap'>", f);
+	char *txt = json_dumps(t, JSON_INDENT(1));
+	svg_esc(f, txt ? txt : "");
+	free(txt);
+	fputs("</pre></details></li>\n", f);
+}
+
 static void env_section(FILE *f, json_t **roots, int n)
 {
 	fputs("<h2>Environment</h2>\n", f);
@@ -89,17 +129,7 @@ static void env_section(FILE *f, json_t **roots, int n)
 		fputs("</p><ul>\n", f);
 		json_array_foreach(json_object_get(env, "targets"), k, t)
 		{
-			fputs("<li><code>", f);
-			svg_esc(f, js(t, "target"));
-			fputs("</code>: ", f);
-			char *txt = json_dumps(t, JSON_COMPACT);
-			svg_esc(f, txt && strlen(txt) < 2000
-				       ? txt
-				       : "(probe record in result.json)");
-			free(txt);
-			if (json_is_true(json_object_get(t, "emulated")))
-				fputs(" <b class='emu'>EMULATED</b>", f);
-			fputs("</li>\n", f);
+			target_facts(f, t);
 		}
 		fputs("</ul>\n", f);
 	}

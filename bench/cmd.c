@@ -223,7 +223,7 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 		return parse_rw(arg, &c->io.rw, msg, sizeof(msg)) ? set_err(c, "rw", msg)
 								  : 0;
 	case O_RWMIX:
-		if (parse_uint(arg, 0, 100, &v, msg, sizeof(msg)) && strcmp(arg, "0"))
+		if (parse_uint(arg, 0, 100, &v, msg, sizeof(msg)))
 			return set_err(c, "rwmixread", msg);
 		c->io.rwmixread = (int)v;
 		return 0;

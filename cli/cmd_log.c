@@ -672,10 +672,13 @@ int cmd_info(int argc, char **argv)
 		       (unsigned long long)i.capacity_bytes,
 		       (unsigned long long)i.capacity_blocks,
 		       (unsigned long long)i.used_blocks);
-		printf("  records        LSN %llu..%llu live, next LSN %llu, max record "
-		       "%u bytes\n",
-		       (unsigned long long)i.head_lsn, (unsigned long long)i.durable_lsn,
-		       (unsigned long long)i.next_lsn, i.record_bytes_max);
+		if (i.durable_lsn >= i.head_lsn)
+			printf("  records        LSN %llu..%llu live", (unsigned long long)i.head_lsn,
+			       (unsigned long long)i.durable_lsn);
+		else
+			printf("  records        none live");
+		printf(", next LSN %llu, max record %u bytes\n", (unsigned long long)i.next_lsn,
+		       i.record_bytes_max);
 		printf("  medium         %s%s, I/O path %s%s, sector %u bytes\n",
 		       i.medium, i.emulated ? " (emulated)" : "", i.io_path,
 		       i.direct_io ? " with O_DIRECT" : "", i.sector_bytes);

@@ -21,7 +21,7 @@ static const struct cmp_io cmp_ios[] = {
     {RW_WRITE, 128 << 10, 8}, {RW_READ, 128 << 10, 8},
 };
 static const uint32_t cmp_log_threads[] = {1, 8};
-#define CMP_JOBS (sizeof(cmp_ios) / sizeof(cmp_ios[0]) + 2)
+#define CMP_JOBS (sizeof(cmp_ios) / sizeof(cmp_ios[0]) + 3)
 
 static double job_ops(json_t *job)
 {
@@ -71,6 +71,11 @@ static void run_target(struct bench_ctx *c, const char *name, json_t **jobs,
 		s.runtime_ns = run_ns;
 		jobs[k++] = run_log_job(c, &s, wlabel);
 	}
+	/* Recovery: operations/s is opens per second, so B/A is a speedup. */
+	if (!bench_stop)
+		jobs[k++] =
+		    run_recovery(c, wal, wlabel,
+				 c->size_set ? c->fill_bytes : UINT64_C(128) << 20, 4096);
 	if (target_owned(data))
 		unlink(!strncmp(data, "pmem:", 5) ? data + 5 : data);
 }

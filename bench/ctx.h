@@ -50,8 +50,8 @@ void ctx_add_target(struct bench_ctx *c, const char *target);
 json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label);
 json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label);
 void run_primitives(struct bench_ctx *c, const char *target, const char *label);
-void run_recovery(struct bench_ctx *c, const char *target, const char *label,
-		  uint64_t fill_bytes, uint32_t record_bytes);
+json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
+		     uint64_t fill_bytes, uint32_t record_bytes);
 /* The sweep in ctx (key and values) over @io or @log. */
 void run_sweep_io(struct bench_ctx *c, const struct io_spec *base, const char *label);
 void run_sweep_log(struct bench_ctx *c, const struct log_spec *base, const char *label);

@@ -56,7 +56,7 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	json_t *notes = json_object();
 
 	io_jobname(s, name, sizeof(name));
-	snprintf(progress_job, sizeof(progress_job), "%s @ %s", name,
+	snprintf(progress_job, sizeof(progress_job), "%.60s @ %.32s", name,
 		 *label ? label : s->target);
 	struct run_result *r = io_run_capped(s, notes);
 	if (!r || r->err == PMWAL_BENCH_EUSAGE) {
@@ -87,7 +87,7 @@ json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 	json_t *extra = NULL;
 
 	log_jobname(s, name, sizeof(name));
-	snprintf(progress_job, sizeof(progress_job), "%s @ %s", name,
+	snprintf(progress_job, sizeof(progress_job), "%.60s @ %.32s", name,
 		 *label ? label : s->target);
 	/* Default targets are ours: start each run from a fresh log. */
 	if (target_owned(s->target))
@@ -135,8 +135,8 @@ void run_primitives(struct bench_ctx *c, const char *target, const char *label)
 	json_decref(jobs);
 }
 
-void run_recovery(struct bench_ctx *c, const char *target, const char *label,
-		  uint64_t fill_bytes, uint32_t record_bytes)
+json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
+		     uint64_t fill_bytes, uint32_t record_bytes)
 {
 	char err[512] = "";
 
@@ -153,7 +153,7 @@ void run_recovery(struct bench_ctx *c, const char *target, const char *label,
 		}
 		if (target_owned(target))
 			unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
-		return;
+		return NULL;
 	}
 	record_job(c, job);
 	json_t *rec = json_object_get(json_object_get(job, "pmwal"), "recovery");
@@ -168,6 +168,7 @@ void run_recovery(struct bench_ctx *c, const char *target, const char *label,
 			   1048576);
 	if (target_owned(target))
 		unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
+	return job;
 }
 
 static void tag_sweep(json_t *job, const char *key, uint64_t v, const char *group)

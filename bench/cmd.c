@@ -212,11 +212,11 @@ static int parse_rate_pair(struct bench_ctx *c, const char *arg)
 	return 0;
 }
 
-static int parse_one(struct bench_ctx *c, int opt, const char *arg)
+/* The workload and its timing (fio names); 1 if @opt is not one of them. */
+static int parse_shape(struct bench_ctx *c, int opt, const char *arg)
 {
 	char msg[256];
 	uint64_t v;
-	uint32_t u;
 
 	switch (opt) {
 	case O_RW:
@@ -269,6 +269,17 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 			return set_err(c, "interval", "must be at least 1ms");
 		c->io.interval_ns = c->log.interval_ns = v;
 		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* How raw I/O is issued and capped; 1 if @opt is not one of them. */
+static int parse_engine(struct bench_ctx *c, int opt, const char *arg)
+{
+	char msg[256];
+
+	switch (opt) {
 	case O_SQPOLL:
 		c->io.sqpoll = true;
 		return 0;
@@ -294,12 +305,18 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 		return 0;
 	case O_RATE:
 		return parse_rate_pair(c, arg);
-	case O_SWEEP:
-		return parse_sweep(c, arg);
-	case O_TARGET:
-		if (c->npos < 4)
-			c->pos[c->npos++] = arg;
-		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* Log workload options; 1 if @opt is not one of them. */
+static int parse_log(struct bench_ctx *c, int opt, const char *arg)
+{
+	char msg[256];
+	uint64_t v;
+
+	switch (opt) {
 	case O_RECORD:
 		if (parse_sz(c, "record-size", arg, &v))
 			return -1;
@@ -328,6 +345,23 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 		if (v < (1u << 20))
 			return set_err(c, "capacity", "must be at least 1M");
 		c->log.capacity_bytes = v;
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* Targets, sweeps, clients and output; 1 if @opt is not one of them. */
+static int parse_misc(struct bench_ctx *c, int opt, const char *arg)
+{
+	uint32_t u;
+
+	switch (opt) {
+	case O_SWEEP:
+		return parse_sweep(c, arg);
+	case O_TARGET:
+		if (c->npos < 4)
+			c->pos[c->npos++] = arg;
 		return 0;
 	case O_CLIENTS:
 		if (parse_u32(c, "clients", arg, 16, &u))
@@ -361,10 +395,22 @@ static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 		c->no_primitives = true;
 		return 0;
 	default:
-		snprintf(c->err, sizeof(c->err),
-			 "unknown option (see pmwal bench --help)");
-		return -1;
+		return 1;
 	}
+}
+
+static int parse_one(struct bench_ctx *c, int opt, const char *arg)
+{
+	int (*const groups[])(struct bench_ctx *, int, const char *) = {
+	    parse_shape, parse_engine, parse_log, parse_misc};
+
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+		int ret = groups[i](c, opt, arg);
+		if (ret != 1)
+			return ret;
+	}
+	snprintf(c->err, sizeof(c->err), "unknown option (see pmwal bench --help)");
+	return -1;
 }
 
 int ctx_parse(struct bench_ctx *c, int argc, char **argv)

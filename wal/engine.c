@@ -75,6 +75,7 @@ struct pmwal {
 	uint64_t prev_checksum;    /* checksum of block next_seq-1 */
 	uint64_t head_seq, head_lsn;
 	int failed;                /* sticky: first write or flush error */
+	bool trailer_needed;       /* groups written since the last trailer */
 	uint64_t groups_written, records_written;
 	char target[256];
 	char errmsg[512];
@@ -536,6 +537,7 @@ static int wal_lead(struct pmwal *w)
 		w->durable_lsn = s->last_lsn;
 		w->groups_written++;
 		w->records_written += s->nrecords;
+		w->trailer_needed = true;
 	}
 	/* Callbacks run without the lock; the stage stays ours until reset. */
 	if (s->ncbs) {
@@ -589,6 +591,53 @@ static int start_committer(struct pmwal *w)
 	if (rc)
 		return -rc;
 	w->committer_started = true;
+	return 0;
+}
+
+/*
+ * Writes a trailer (format.c): one empty block whose durable_lsn attests every
+ * record before it, so that damage to the last group of records reads as
+ * corruption, not as a torn tail. Called with no group in flight (open, close).
+ * Skipped when the ring has no free block: the next group attests instead.
+ */
+static int write_trailer(struct pmwal *w)
+{
+	if (w->next_seq - w->head_seq + 1 > w->sb.capacity_blocks)
+		return 0;
+	uint8_t *b = wal_alloc_io(WAL_BLOCK_BYTES);
+	uint64_t slot = w->next_seq % w->sb.capacity_blocks;
+	uint32_t sector = w->dev->sector_bytes ? w->dev->sector_bytes : WAL_BLOCK_BYTES;
+	int rc;
+
+	if (!b)
+		return -ENOMEM;
+	memset(b, 0, WAL_BLOCK_BYTES);
+	struct wal_block_hdr h = {
+		.payload_bytes = 0,
+		.first_rec = WAL_NO_RECORD,
+		.log_id = w->sb.log_id,
+		.seq = w->next_seq,
+		.prev_checksum = w->prev_checksum,
+		.first_lsn = w->next_lsn,
+		.durable_lsn = w->durable_lsn,
+		.epoch = w->sb.epoch,
+		.group_index = 0,
+		.group_blocks = 1,
+	};
+	wal_block_encode_hdr(&h, b);
+	uint64_t sum = wal_block_seal(b, slot);
+	struct wal_io io = { b, (WAL_HDR_BYTES + sector - 1) / sector * sector,
+			     wal_slot_offset(slot) };
+
+	pthread_mutex_lock(&w->io_mu);
+	rc = w->dev->ops->commit(w->dev, &io, 1);
+	pthread_mutex_unlock(&w->io_mu);
+	free(b);
+	if (rc)
+		return rc;
+	w->next_seq++;
+	w->prev_checksum = sum;
+	w->trailer_needed = false;
 	return 0;
 }
 
@@ -860,6 +909,15 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 		return rc;
 	}
 	w->sb = sb;
+	/* Attest what recovery kept (and overwrite any torn remains). */
+	if (!tail.trailer && w->durable_lsn >= w->head_lsn) {
+		rc = write_trailer(w);
+		if (rc) {
+			snprintf(err, errlen, "%s: writing the trailer after recovery: %s", w->target,
+				 strerror(-rc));
+			return rc;
+		}
+	}
 	return 0;
 }
 
@@ -973,6 +1031,14 @@ int pmwal_close(struct pmwal *w)
 		if (!w->failed && w->next_lsn > w->durable_lsn + 1)
 			rc = wait_durable(w, w->next_lsn - 1);
 		w->closing = true;
+		while (w->leading)
+			pthread_cond_wait(&w->cv_done, &w->mu);
+		if (!w->failed && !rc && w->trailer_needed) {
+			rc = write_trailer(w);
+			if (rc)
+				set_err(w, "%s: writing the trailer at close: %s", w->target,
+					pmwal_strerror(rc));
+		}
 		pthread_cond_broadcast(&w->cv_work);
 		pthread_cond_broadcast(&w->cv_done);
 		pthread_mutex_unlock(&w->mu);

@@ -72,6 +72,12 @@
  *   seals its last block (zero padding), so a torn write can only ever damage
  *   the one unacknowledged group.
  *
+ * TRAILER
+ *   A group of one empty block (payload_bytes 0, first_rec 0xFFFF, first_lsn =
+ *   the next LSN) written after recovery and at close. It holds no record; its
+ *   durable_lsn attests that every record before it was acknowledged, so damage
+ *   to the last group of records is CORRUPT rather than a torn tail.
+ *
  * VALID BLOCK (read at slot s while expecting seq q)
  *   checksum matches; magic and log_id match the superblock; seq == q;
  *   epoch <= superblock epoch; payload_bytes <= 4024; first_rec is 0xFFFF or

@@ -89,6 +89,7 @@ struct scan {
 	uint64_t tail_sum;   /* checksum of the last block of the last complete group */
 	uint64_t tail_seq;   /* seq after the last complete group */
 	uint64_t max_hint;
+	bool tail_is_trailer; /* the last complete group is a trailer */
 };
 
 static void count_record(struct scan *s, uint64_t lsn, uint32_t len)
@@ -109,6 +110,15 @@ static bool parse_block(struct scan *s, const uint8_t *block, const struct wal_b
 	const uint8_t *p = block + WAL_HDR_BYTES;
 	uint32_t pos = 0, end = h->payload_bytes;
 
+	if (end == 0) {
+		/* A trailer: a group of one empty block, attesting durable_lsn. */
+		if (h->first_rec != WAL_NO_RECORD || h->group_blocks != 1 ||
+		    (!first_of_walk && (s->rec_left || h->first_lsn != s->lsn_next)))
+			return false;
+		s->rec_left = 0;
+		s->lsn_next = h->first_lsn;
+		return true;
+	}
 	if (first_of_walk) {
 		/* Head or resume point: skip the tail of a record begun earlier. */
 		s->rec_left = 0;
@@ -219,6 +229,7 @@ static int step(struct scan *s, enum wal_block_state *state, bool *ok)
 			return 0;
 		}
 		commit_group(s, h.checksum);
+		s->tail_is_trailer = h.payload_bytes == 0;
 		s->in_group = false;
 	} else {
 		s->in_group = true;
@@ -317,7 +328,10 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 	}
 	if (rep->verdict == PMWAL_CORRUPT)
 		return 0;
-	if (s->max_hint > s->last_lsn) {
+	/* Records below the head were released: they count as present. */
+	uint64_t present = s->last_lsn > s->sb->head_lsn - 1 ? s->last_lsn : s->sb->head_lsn - 1;
+
+	if (s->max_hint > present) {
 		rep->verdict = PMWAL_CORRUPT;
 		rep->corrupt_lsn = s->last_lsn + 1;
 		rep->corrupt_offset = wal_slot_offset(q % s->sb->capacity_blocks);
@@ -404,6 +418,7 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 	tail->next_seq = s.tail_seq;
 	tail->prev_checksum = s.tail_sum;
 	tail->durable_lsn = s.last_lsn;
+	tail->trailer = s.tail_is_trailer;
 	/* Records never reached (torn) keep no LSN: the next record follows the
 	 * last recovered one, or the head when nothing is left. */
 	tail->next_lsn = s.last_lsn ? s.last_lsn + 1 : sb->head_lsn;

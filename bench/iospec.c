@@ -26,6 +26,7 @@ static void size_str(char *buf, size_t len, uint64_t bytes)
 void io_jobname(const struct io_spec *s, char *buf, size_t len)
 {
 	char bs[32];
+	size_t at;
 
 	size_str(bs, sizeof(bs), s->bs_bytes);
 	if (s->rw == RW_RANDRW || s->rw == RW_RW)
@@ -34,6 +35,19 @@ void io_jobname(const struct io_spec *s, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s bs=%s qd=%u jobs=%u", rw_name(s->rw), bs,
 			 s->iodepth, s->numjobs);
+	/* Caps are part of the workload: "r=20%" or "w=100m/s". */
+	for (int d = 0; d < DIR_COUNT; d++) {
+		char cap[32];
+		at = strlen(buf);
+		if (s->rate[d].pct > 0)
+			snprintf(cap, sizeof(cap), "%g%%", s->rate[d].pct);
+		else if (s->rate[d].bytes_per_s)
+			size_str(cap, sizeof(cap) - 2, s->rate[d].bytes_per_s);
+		else
+			continue;
+		snprintf(buf + at, len - at, " %c=%s%s", d == DIR_READ ? 'r' : 'w', cap,
+			 s->rate[d].pct > 0 ? "" : "/s");
+	}
 }
 
 json_t *io_options_json(const struct io_spec *s)

@@ -254,6 +254,42 @@ static void suite_log(struct bench_ctx *c, const char *target, const char *label
 	run_log_job(c, &s, label);
 }
 
+/* seeds/000: one direction flat out, the other at 20% of its own maximum. */
+static void suite_capped(struct bench_ctx *c, const char *data, const char *label,
+			 int capped_dir, const struct suite_time *t)
+{
+	struct io_spec s = c->io;
+
+	s.target = data;
+	s.rw = RW_RANDRW;
+	s.bs_bytes = 4096;
+	s.iodepth = 32;
+	s.numjobs = 1;
+	s.runtime_ns = t->io_ns;
+	s.ramp_ns = t->ramp_ns;
+	memset(s.rate, 0, sizeof(s.rate));
+	s.rate[capped_dir].pct = 20;
+	if (!bench_stop)
+		run_io_job(c, &s, label);
+}
+
+static void suite_log_sweep(struct bench_ctx *c, const char *wal, const char *label,
+			    const struct suite_time *t)
+{
+	static const uint64_t threads[] = {1, 4, 16, 64};
+	struct log_spec s = c->log;
+
+	s.target = wal;
+	s.record_bytes = 4096;
+	s.runtime_ns = t->sweep_ns;
+	s.ramp_ns = t->ramp_ns / 2;
+	snprintf(c->sweep_key, sizeof(c->sweep_key), "threads");
+	memcpy(c->sweep, threads, sizeof(threads));
+	c->nsweep = 4;
+	if (!bench_stop)
+		run_sweep_log(c, &s, label);
+}
+
 static void suite_flash(struct bench_ctx *c, const char *data, const char *wal,
 			const char *label, const struct suite_time *t)
 {
@@ -263,6 +299,8 @@ static void suite_flash(struct bench_ctx *c, const char *data, const char *wal,
 	suite_io(c, data, label, RW_RANDREAD, 4096, 32, t);
 	suite_io(c, data, label, RW_RANDWRITE, 4096, 32, t);
 	suite_io(c, data, label, RW_RANDRW, 4096, 32, t);
+	suite_capped(c, data, label, DIR_READ, t);  /* write-intensive */
+	suite_capped(c, data, label, DIR_WRITE, t); /* read-intensive */
 	suite_io(c, data, label, RW_WRITE, 128 << 10, 8, t);
 	suite_io(c, data, label, RW_READ, 128 << 10, 8, t);
 	s.target = data;
@@ -278,6 +316,7 @@ static void suite_flash(struct bench_ctx *c, const char *data, const char *wal,
 		run_primitives(c, data, label);
 	suite_log(c, wal, label, 1, t);
 	suite_log(c, wal, label, 32, t);
+	suite_log_sweep(c, wal, label, t);
 	if (!bench_stop)
 		run_recovery(c, wal, label, t->fill_bytes, 4096);
 }
@@ -324,7 +363,7 @@ int run_suite(struct bench_ctx *c)
 		names[1] = c->npos > 1 ? c->pos[1] : NULL;
 	}
 	/* Estimate for the progress line: phases x (runtime + ramp). */
-	uint64_t per_target = 10 * (t.io_ns + t.ramp_ns) + 4 * t.sweep_ns + 3 * t.prim_ns;
+	uint64_t per_target = 14 * (t.io_ns + t.ramp_ns) + 8 * t.sweep_ns + 3 * t.prim_ns;
 	for (int i = 0; i < n && !bench_stop; i++) {
 		char label[48], wlabel[48];
 		const char *data = target_resolve(names[i], 0, label, sizeof(label));

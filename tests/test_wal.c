@@ -466,3 +466,14 @@ Test(wal, psync_fallback_and_fdatasync_mode_round_trip)
 		pmwal_close(w);
 	}
 }
+
+Test(wal, capacity_that_is_not_whole_blocks_is_rounded_down)
+{
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 1000001);
+	struct pmwal_info info;
+
+	pmwal_stat(w, &info);
+	cr_assert_eq(info.capacity_bytes, 1000001 / 4096 * 4096);
+	cr_assert_eq(pmwal_append(w, "odd", 3, NULL), 0);
+	pmwal_close(w);
+}

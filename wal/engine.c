@@ -217,7 +217,9 @@ static int format_log(struct pmwal *w, const struct pmwal_options *opt, char *er
 		      size_t errlen)
 {
 	struct wal_sb *sb = &w->sb;
-	uint64_t cap = opt->capacity_bytes ? opt->capacity_bytes : w->dev->size_bytes;
+	/* Whole blocks only, as the header promises. */
+	uint64_t cap = (opt->capacity_bytes ? opt->capacity_bytes : w->dev->size_bytes) /
+		       WAL_BLOCK_BYTES * WAL_BLOCK_BYTES;
 	uint32_t rec_max = opt->record_bytes_max ? opt->record_bytes_max
 						 : WAL_RECORD_MAX_DEFAULT;
 

@@ -8,6 +8,7 @@
 #include "xxh.h"
 
 uint64_t wal_xxh3_avx2(const void *data, size_t len, uint64_t seed);
+uint64_t wal_xxh3_avx512(const void *data, size_t len, uint64_t seed);
 
 static uint64_t xxh3_base(const void *data, size_t len, uint64_t seed)
 {
@@ -20,6 +21,8 @@ typedef uint64_t (*xxh3_fn)(const void *, size_t, uint64_t);
 static xxh3_fn pick(void)
 {
 	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		return wal_xxh3_avx512;
 	return __builtin_cpu_supports("avx2") ? wal_xxh3_avx2 : xxh3_base;
 }
 

@@ -3,7 +3,8 @@
  * xxh.h - XXH3 (libxxhash) with run-time dispatch: Debian's shared libxxhash is
  * built for baseline x86-64, about 2.5x slower on 4 KiB than its AVX2 path, and
  * the checksum is most of an append's CPU time on persistent memory. The same
- * header (xxhash.h) is compiled inline twice, once for AVX2, and the CPU picks.
+ * header (xxhash.h) is compiled inline three times (baseline, AVX2, AVX-512)
+ * and the CPU picks.
  * The result is bit-identical either way (XXH3 is defined independently of the
  * instruction set).
  */

@@ -60,6 +60,20 @@ check append_refused_on_corrupt 3 bash -c "echo x | '$pmwal' append '$log'"
 expect corrupt_msg "salvage"
 check recover_salvage 3 "$pmwal" recover "$log" --salvage
 
+# One format on every medium: a log copied from a file to a pmem region and
+# back verifies and keeps appending.
+shm=/dev/shm/pmwal-cli-$$
+check medium_create 0 "$pmwal" create "$dir/m.log" --size 2M
+check medium_append 0 bash -c "seq 1 777 | '$pmwal' append '$dir/m.log'"
+cp "$dir/m.log" "$shm"
+check medium_verify_pmem 0 "$pmwal" verify "pmem:$shm" --json
+expect medium_pmem_records '"records": 777'
+check medium_append_pmem 0 bash -c "seq 778 800 | '$pmwal' append 'pmem:$shm'"
+cp "$shm" "$dir/m2.log"
+rm -f "$shm"
+check medium_verify_back 0 "$pmwal" verify "$dir/m2.log" --json
+expect medium_back_records '"last_lsn": 800'
+
 # A block device (a loop device over a file), where this machine allows one.
 if loop=$(losetup -f --show "$(truncate -s 8M "$dir/img" && echo "$dir/img")" 2>/dev/null); then
 	check blk_create 0 "$pmwal" create "$loop"

@@ -34,6 +34,11 @@ write)
 	pmwal probe /dev/nvme0n1 --json | sed 's/^/PMWAL-PROBE-NS /'
 	echo "PMWAL-PROBE-NS-RC $?"
 	pmwal probe /dev/nvme0 --json | sed 's/^/PMWAL-PROBE-CTRL /'
+	# the io_uring backend on the real NVMe driver's block device
+	pmwal create /dev/nvme0n1 --force >/dev/null &&
+		seq 1 500 | pmwal append /dev/nvme0n1 &&
+		pmwal info /dev/nvme0n1 | sed -n 's/^  \(medium\|durability\) /PMWAL-NS-INFO &/p'
+	echo "PMWAL-NS-APPEND-RC $?"
 	if ! pmwal create "$target" --size 4194304; then
 		echo "PMWAL-FAIL create"
 		poweroff -f
@@ -55,6 +60,7 @@ write)
 	sleep 600
 	;;
 verify)
+	pmwal verify /dev/nvme0n1 --json | sed 's/^/PMWAL-NS-VERIFY /'
 	pmwal verify "$target"
 	echo "PMWAL-VERIFY-RC $?"
 	pmwal dump "$target" | sed 's/^/PMWAL-REC /'

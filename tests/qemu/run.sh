@@ -151,6 +151,9 @@ echo "probe /dev/nvme0n1: $(grep -cE '^PMWAL-PROBE-NS +"' "$log1.txt") facts, id
 grep -qE '^PMWAL-PROBE-CTRL +"kind": "nvme-controller"' "$log1.txt" &&
 	grep -qE '^PMWAL-PROBE-CTRL +"volatile_write_cache"' "$log1.txt" ||
 	{ grep PMWAL-PROBE-CTRL "$log1.txt"; fail "probe of /dev/nvme0 lacks identify facts"; }
+grep -q '^PMWAL-NS-APPEND-RC 0' "$log1.txt" ||
+	{ grep PMWAL-NS "$log1.txt"; fail "io_uring log on /dev/nvme0n1 failed"; }
+grep '^PMWAL-NS-INFO' "$log1.txt"
 acked=$(grep -c '^PMWAL-ACK ' "$log1.txt")
 echo "boot 1: $acked records acked before the kill"
 
@@ -160,7 +163,10 @@ wait_for "$log2" "PMWAL-END" 300 || { tail -30 "$log2"; fail "boot 2 did not fin
 wait "$qpid" 2>/dev/null
 qpid=
 tr -d '\r' <"$log2" >"$log2.txt"
-grep -A3 "PMWAL-BEGIN" "$log2.txt" | head -8
+grep -qE '^PMWAL-NS-VERIFY +"records": 500,' "$log2.txt" ||
+	{ grep PMWAL-NS "$log2.txt"; fail "the /dev/nvme0n1 log lost records across the kill"; }
+echo "boot 2: /dev/nvme0n1 io_uring log verifies with its 500 records"
+grep -E -A2 '^pmr:[0-9a-f:.]+,enable: ' "$log2.txt" | head -3
 vrc=$(sed -n 's/^PMWAL-VERIFY-RC \([0-9]*\).*/\1/p' "$log2.txt")
 [ "$vrc" = 0 ] || { tail -30 "$log2.txt"; fail "verify after the kill exited ${vrc:-?} (want 0: clean or torn tail)"; }
 lost=0

@@ -267,6 +267,8 @@ int cmd_create(int argc, char **argv)
 		return rc;
 	if (optind < argc)
 		return bad_usage("create", "one TARGET only");
+	if (!size && strncmp(c.target, "/dev/", 5) && strncmp(c.target, "pmr:", 4))
+		return bad_usage("create", "--size BYTES is required for a log in a file");
 	if (!force) {
 		struct pmwal_report rep;
 

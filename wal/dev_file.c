@@ -30,11 +30,11 @@
 #ifndef RWF_ATOMIC
 #define RWF_ATOMIC 0x00000040
 #endif
-#define WAL_STATX_WRITE_ATOMIC 0x00010000u
+#define WAL_STATX_WRITE_ATOMIC	 0x00010000u
 #define WAL_STATX_ATOMIC_MIN_OFF 0xa8
 #define WAL_STATX_ATOMIC_MAX_OFF 0xac
-#define WAL_ZERO_CHUNK_BYTES (1u << 20)
-#define WAL_MAX_FIXED_BUFS 4
+#define WAL_ZERO_CHUNK_BYTES	 (1u << 20)
+#define WAL_MAX_FIXED_BUFS	 4
 
 struct file_dev {
 	struct wal_dev dev; /* first: a struct wal_dev * is a struct file_dev * */
@@ -67,14 +67,15 @@ static int fixed_index(const struct file_dev *f, const void *buf, size_t len)
 	return -1;
 }
 
-static void prep_write(struct file_dev *f, struct io_uring_sqe *sqe, const struct pending *w,
-		       int idx)
+static void prep_write(struct file_dev *f, struct io_uring_sqe *sqe,
+		       const struct pending *w, int idx)
 {
 	int fd = f->fixed_file ? 0 : f->fd;
 	int bi = fixed_index(f, w->buf, w->len);
 
 	if (bi >= 0)
-		io_uring_prep_write_fixed(sqe, fd, w->buf, (unsigned int)w->len, w->off, bi);
+		io_uring_prep_write_fixed(sqe, fd, w->buf, (unsigned int)w->len, w->off,
+					  bi);
 	else
 		io_uring_prep_write(sqe, fd, w->buf, (unsigned int)w->len, w->off);
 	if (f->fixed_file)
@@ -100,10 +101,11 @@ static int split_ios(const struct file_dev *f, const struct wal_io *ios, int cou
 	n = 0;
 	for (int i = 0; i < count; i++)
 		for (size_t done = 0; done < ios[i].len; done += piece) {
-			size_t len = ios[i].len - done < piece ? ios[i].len - done : piece;
+			size_t len =
+			    ios[i].len - done < piece ? ios[i].len - done : piece;
 
-			w[n++] = (struct pending){ (const uint8_t *)ios[i].buf + done, len,
-						   ios[i].off + done };
+			w[n++] = (struct pending){(const uint8_t *)ios[i].buf + done, len,
+						  ios[i].off + done};
 		}
 	*out = w;
 	return (int)n;
@@ -175,7 +177,8 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 					rc = -EIO;
 					continue;
 				}
-				/* Short write: the rest goes again at the right offset. */
+				/* Short write: the rest goes again at the right offset.
+				 */
 				p->buf += cqe->res;
 				p->len -= (size_t)cqe->res;
 				p->off += (uint64_t)cqe->res;
@@ -216,8 +219,9 @@ static int psync_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 		uint64_t off = ios[i].off;
 
 		while (left > 0) {
-			struct iovec iov = { (void *)p, left };
-			ssize_t n = pwritev2(f->fd, &iov, 1, (off_t)off, f->fua ? RWF_DSYNC : 0);
+			struct iovec iov = {(void *)p, left};
+			ssize_t n =
+			    pwritev2(f->fd, &iov, 1, (off_t)off, f->fua ? RWF_DSYNC : 0);
 
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -269,16 +273,16 @@ static void file_close(struct wal_dev *dev)
 	free(f);
 }
 
-static int file_register_buffers(struct wal_dev *dev, void *const *bufs, const size_t *lens,
-				 int count)
+static int file_register_buffers(struct wal_dev *dev, void *const *bufs,
+				 const size_t *lens, int count)
 {
 	struct file_dev *f = (struct file_dev *)dev;
-	struct iovec iov[WAL_MAX_FIXED_BUFS] = { { 0 } };
+	struct iovec iov[WAL_MAX_FIXED_BUFS] = {{0}};
 
 	if (!f->uring || count > WAL_MAX_FIXED_BUFS)
 		return 0;
 	for (int i = 0; i < count; i++)
-		iov[i] = (struct iovec){ bufs[i], lens[i] };
+		iov[i] = (struct iovec){bufs[i], lens[i]};
 	/* Registration pins memory; where the limit refuses, plain writes do. */
 	if (io_uring_register_buffers(&f->ring, iov, (unsigned int)count) < 0)
 		return 0;
@@ -290,16 +294,17 @@ static int file_register_buffers(struct wal_dev *dev, void *const *bufs, const s
 	return 0;
 }
 
-static const struct wal_dev_ops uring_ops = { uring_commit, file_read, file_close };
-static const struct wal_dev_ops psync_ops = { psync_commit, file_read, file_close };
+static const struct wal_dev_ops uring_ops = {uring_commit, file_read, file_close};
+static const struct wal_dev_ops psync_ops = {psync_commit, file_read, file_close};
 
 /* The device's atomic write unit from statx, raw because glibc 2.36 predates it. */
 static void probe_atomic(struct file_dev *f, uint32_t *unit_min, uint32_t *unit_max)
 {
-	_Alignas(8) uint8_t stx[256] = { 0 };
+	_Alignas(8) uint8_t stx[256] = {0};
 
 	*unit_min = *unit_max = 0;
-	if (syscall(SYS_statx, f->fd, "", AT_EMPTY_PATH, WAL_STATX_WRITE_ATOMIC, stx) != 0)
+	if (syscall(SYS_statx, f->fd, "", AT_EMPTY_PATH, WAL_STATX_WRITE_ATOMIC, stx) !=
+	    0)
 		return;
 	if (!(wal_get32(stx) & WAL_STATX_WRITE_ATOMIC))
 		return;
@@ -339,6 +344,17 @@ static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 {
 	int flags = (p->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 
+	struct stat st;
+
+	/* Name what the target is before O_DIRECT's EINVAL could blur it. */
+	if (stat(p->target, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		snprintf(err, errlen,
+			 "%s: %s; a log lives in a regular file or on a block device",
+			 p->target,
+			 S_ISDIR(st.st_mode) ? "is a directory"
+					     : "not a regular file or block device");
+		return -EINVAL;
+	}
 	if (!p->buffered_io)
 		flags |= O_DIRECT;
 	if (p->create_bytes)
@@ -350,11 +366,13 @@ static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 	int e = errno;
 
 	if (e == EINVAL && !p->buffered_io) {
-		snprintf(err, errlen,
-			 "%s: the filesystem refuses O_DIRECT (EINVAL, tmpfs does); put the log on "
-			 "a filesystem or block device with direct I/O, or open it buffered "
-			 "(--buffered, PMWAL_OPEN_BUFFERED_IO)",
-			 p->target);
+		snprintf(
+		    err, errlen,
+		    "%s: the filesystem refuses O_DIRECT (EINVAL, tmpfs does); put the "
+		    "log on "
+		    "a filesystem or block device with direct I/O, or open it buffered "
+		    "(--buffered, PMWAL_OPEN_BUFFERED_IO)",
+		    p->target);
 		return PMWAL_EUNSUPPORTED;
 	}
 	if (e == ENOENT)
@@ -362,11 +380,12 @@ static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 			 p->create_bytes ? " (its directory is missing)"
 					 : "; create the log first (pmwal create)");
 	else if (e == EEXIST)
-		snprintf(err, errlen, "%s: already exists; remove it or open without EXCL",
-			 p->target);
+		snprintf(err, errlen,
+			 "%s: already exists; remove it or open without EXCL", p->target);
 	else if (e == EACCES || e == EPERM || e == EROFS)
-		snprintf(err, errlen, "%s: %s; check permissions (block devices need root)",
-			 p->target, strerror(e));
+		snprintf(err, errlen,
+			 "%s: %s; check permissions (block devices need root)", p->target,
+			 strerror(e));
 	else
 		snprintf(err, errlen, "%s: open: %s", p->target, strerror(e));
 	return -e;
@@ -383,11 +402,13 @@ static int setup_geometry(struct file_dev *f, const struct wal_dev_params *p, ch
 		uint64_t bytes = 0;
 		int lbs = 512;
 
-		if (ioctl(f->fd, BLKGETSIZE64, &bytes) < 0 || ioctl(f->fd, BLKSSZGET, &lbs) < 0)
+		if (ioctl(f->fd, BLKGETSIZE64, &bytes) < 0 ||
+		    ioctl(f->fd, BLKSSZGET, &lbs) < 0)
 			return -errno;
 		if (lbs > (int)WAL_BLOCK_BYTES || WAL_BLOCK_BYTES % (unsigned int)lbs) {
 			snprintf(err, errlen,
-				 "%s: logical sector of %d bytes; pmwal needs one that divides "
+				 "%s: logical sector of %d bytes; pmwal needs one that "
+				 "divides "
 				 "4096 (reformat the namespace to 512 or 4096)",
 				 p->target, lbs);
 			return PMWAL_EUNSUPPORTED;
@@ -398,21 +419,23 @@ static int setup_geometry(struct file_dev *f, const struct wal_dev_params *p, ch
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file or block device", p->target);
+		snprintf(err, errlen, "%s: not a regular file or block device",
+			 p->target);
 		return -EINVAL;
 	}
 	if (p->create_bytes && (uint64_t)st.st_size < p->create_bytes) {
 		int rc = posix_fallocate(f->fd, 0, (off_t)p->create_bytes);
 
 		if (rc) {
-			snprintf(err, errlen, "%s: cannot allocate %llu bytes: %s", p->target,
-				 (unsigned long long)p->create_bytes, strerror(rc));
+			snprintf(err, errlen, "%s: cannot allocate %llu bytes: %s",
+				 p->target, (unsigned long long)p->create_bytes,
+				 strerror(rc));
 			return -rc;
 		}
 		rc = zero_fill(f->fd, (uint64_t)st.st_size, p->create_bytes);
 		if (rc) {
-			snprintf(err, errlen, "%s: zero-filling the new log: %s", p->target,
-				 strerror(-rc));
+			snprintf(err, errlen, "%s: zero-filling the new log: %s",
+				 p->target, strerror(-rc));
 			return rc;
 		}
 		st.st_size = (off_t)p->create_bytes;
@@ -430,11 +453,13 @@ static int setup_uring(struct file_dev *f, const struct wal_dev_params *p, char 
 	int rc = io_uring_queue_init(f->queue_depth, &f->ring, 0);
 
 	if (rc < 0) {
-		snprintf(err, errlen,
-			 "%s: io_uring refused (%s): the kernel has it disabled "
-			 "(sysctl kernel.io_uring_disabled) or a seccomp filter blocks it; "
-			 "allow it, or use the pwritev fallback (--no-uring, PMWAL_OPEN_NO_URING)",
-			 p->target, strerror(-rc));
+		snprintf(
+		    err, errlen,
+		    "%s: io_uring refused (%s): the kernel has it disabled "
+		    "(sysctl kernel.io_uring_disabled) or a seccomp filter blocks it; "
+		    "allow it, or use the pwritev fallback (--no-uring, "
+		    "PMWAL_OPEN_NO_URING)",
+		    p->target, strerror(-rc));
 		return PMWAL_EUNSUPPORTED;
 	}
 	f->uring = true;
@@ -470,13 +495,16 @@ int wal_dev_open_file(const struct wal_dev_params *p, struct wal_dev **out, char
 	uint32_t amin, amax;
 
 	probe_atomic(f, &amin, &amax);
-	f->atomic = !p->buffered_io && amin && amin <= WAL_BLOCK_BYTES && amax >= WAL_BLOCK_BYTES;
+	f->atomic =
+	    !p->buffered_io && amin && amin <= WAL_BLOCK_BYTES && amax >= WAL_BLOCK_BYTES;
 	f->fua = !p->fdatasync;
 	f->dev.ops = f->uring ? &uring_ops : &psync_ops;
 	f->dev.register_buffers = file_register_buffers;
 	f->dev.atomic_write_bytes = f->atomic ? WAL_BLOCK_BYTES : 0;
-	f->dev.caps = (f->atomic ? WAL_CAP_ATOMIC_BLOCK : 0) | (p->buffered_io ? 0 : WAL_CAP_DIRECT);
-	snprintf(f->dev.io_path, sizeof(f->dev.io_path), "%s", f->uring ? "io_uring" : "psync");
+	f->dev.caps = (f->atomic ? WAL_CAP_ATOMIC_BLOCK : 0) |
+		      (p->buffered_io ? 0 : WAL_CAP_DIRECT);
+	snprintf(f->dev.io_path, sizeof(f->dev.io_path), "%s",
+		 f->uring ? "io_uring" : "psync");
 	snprintf(f->dev.durability, sizeof(f->dev.durability), "%s%s",
 		 f->fua ? "fua (RWF_DSYNC writes)" : "fdatasync after write completion",
 		 f->atomic ? ", RWF_ATOMIC 4 KiB" : ", no atomic write unit");

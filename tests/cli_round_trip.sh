@@ -96,6 +96,14 @@ check not_a_log 2 "$pmwal" verify /etc/hostname
 check bad_size 2 "$pmwal" create "$dir/x" --size 12Q
 check bad_lsn 2 "$pmwal" release "$log" abc
 check bad_option 2 "$pmwal" dump "$log" --bogus
+check directory 2 "$pmwal" verify "$dir"
+expect directory_msg "is a directory"
+check char_device 2 "$pmwal" verify /dev/null
+expect char_device_msg "not a regular file or block device"
+check create_no_size 2 "$pmwal" create "$dir/nosize"
+expect create_no_size_msg "--size"
+check bad_pmr_address 2 "$pmwal" verify pmr:zzzz
+expect bad_pmr_msg "PCI address"
 
 echo "cli_round_trip: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -30,6 +30,7 @@
 #define WAL_GROUP_BYTES_DEFAULT (1u << 20)
 #define WAL_QUEUE_DEPTH_MAX 4096u
 #define WAL_WINDOW_US_MAX 1000000u
+#define WAL_ITER_CHUNK_BLOCKS 64u /* 256 KiB read ahead per iterator */
 
 struct async_cb {
 	uint64_t lsn;
@@ -86,7 +87,10 @@ struct pmwal_iter {
 	uint64_t seq;      /* next block to read */
 	uint64_t lsn_next; /* LSN of the next record to start */
 	uint64_t from_lsn;
-	uint8_t *block;    /* one block, aligned for O_DIRECT */
+	const uint8_t *block; /* the current block, inside chunk */
+	uint8_t *chunk;    /* blocks read ahead, aligned for O_DIRECT */
+	uint64_t chunk_seq;/* seq of chunk's first block */
+	uint32_t chunk_n;  /* blocks in chunk (0: empty) */
 	uint8_t *rec;      /* reassembly buffer */
 	size_t rec_cap;
 	size_t pos;        /* payload offset of the next record header in block */
@@ -1149,8 +1153,8 @@ int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
 		return -ENOMEM;
 	it->w = w;
 	it->from_lsn = from_lsn;
-	it->block = wal_alloc_io(WAL_BLOCK_BYTES);
-	if (!it->block) {
+	it->chunk = wal_alloc_io(WAL_ITER_CHUNK_BLOCKS * WAL_BLOCK_BYTES);
+	if (!it->chunk) {
 		free(it);
 		return -ENOMEM;
 	}
@@ -1184,10 +1188,26 @@ static int iter_load(struct pmwal_iter *it, struct wal_block_hdr *h)
 	if (it->seq < head_seq)
 		return PMWAL_ERANGE;
 	uint64_t slot = it->seq % w->sb.capacity_blocks;
-	int rc = w->dev->ops->read(w->dev, it->block, WAL_BLOCK_BYTES, wal_slot_offset(slot));
 
-	if (rc)
-		return rc;
+	if (it->seq < it->chunk_seq || it->seq >= it->chunk_seq + it->chunk_n) {
+		/* Read ahead up to the durable end, within one pass of the ring. */
+		uint64_t n = end_seq - it->seq;
+
+		if (n > WAL_ITER_CHUNK_BLOCKS)
+			n = WAL_ITER_CHUNK_BLOCKS;
+		if (n > w->sb.capacity_blocks - slot)
+			n = w->sb.capacity_blocks - slot;
+		int rc = w->dev->ops->read(w->dev, it->chunk, n * WAL_BLOCK_BYTES,
+					   wal_slot_offset(slot));
+
+		if (rc) {
+			it->chunk_n = 0;
+			return rc;
+		}
+		it->chunk_seq = it->seq;
+		it->chunk_n = (uint32_t)n;
+	}
+	it->block = it->chunk + (it->seq - it->chunk_seq) * WAL_BLOCK_BYTES;
 	enum wal_block_state st = wal_block_check(it->block, slot, it->seq, &w->sb, h);
 
 	if (st == WAL_BLOCK_MISPLACED) {
@@ -1272,7 +1292,8 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 			size_t take = it->end - it->pos < rlen - got ? it->end - it->pos
 								     : rlen - got;
 
-			memcpy(it->rec + got, p + it->pos, take);
+			/* it->block moves as blocks load: never a stale pointer. */
+			memcpy(it->rec + got, it->block + WAL_HDR_BYTES + it->pos, take);
 			got += take;
 			it->pos += take;
 		}
@@ -1289,7 +1310,7 @@ void pmwal_iter_close(struct pmwal_iter *it)
 {
 	if (!it)
 		return;
-	free(it->block);
+	free(it->chunk);
 	free(it->rec);
 	free(it);
 }

@@ -8,8 +8,9 @@
  * devices (dev_uring.c), mapped persistent regions through pmr/ (dev_pmem.c),
  * and simulated devices for crash and fault testing (tests/sim_dev.c).
  *
- * Every call is made by one thread at a time (the group-commit leader, or a
- * reader holding the engine's read lock), so devices need no locking.
+ * commit() is called by one thread at a time (the group-commit leader, or
+ * release and the trailer under the engine's io_mu); read() may run on any
+ * thread at any time, beside a commit, and must be safe for that.
  */
 #ifndef PMWAL_DEVICE_H
 #define PMWAL_DEVICE_H

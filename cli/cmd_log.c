@@ -268,7 +268,8 @@ int cmd_create(int argc, char **argv)
 	if (optind < argc)
 		return bad_usage("create", "one TARGET only");
 	if (!size && strncmp(c.target, "/dev/", 5) && strncmp(c.target, "pmr:", 4))
-		return bad_usage("create", "--size BYTES is required for a log in a file");
+		return bad_usage("create",
+				 "--size BYTES is required for a log in a file");
 	if (!force) {
 		struct pmwal_report rep;
 
@@ -675,12 +676,13 @@ int cmd_info(int argc, char **argv)
 		       (unsigned long long)i.capacity_blocks,
 		       (unsigned long long)i.used_blocks);
 		if (i.durable_lsn >= i.head_lsn)
-			printf("  records        LSN %llu..%llu live", (unsigned long long)i.head_lsn,
+			printf("  records        LSN %llu..%llu live",
+			       (unsigned long long)i.head_lsn,
 			       (unsigned long long)i.durable_lsn);
 		else
 			printf("  records        none live");
-		printf(", next LSN %llu, max record %u bytes\n", (unsigned long long)i.next_lsn,
-		       i.record_bytes_max);
+		printf(", next LSN %llu, max record %u bytes\n",
+		       (unsigned long long)i.next_lsn, i.record_bytes_max);
 		printf("  medium         %s%s, I/O path %s%s, sector %u bytes\n",
 		       i.medium, i.emulated ? " (emulated)" : "", i.io_path,
 		       i.direct_io ? " with O_DIRECT" : "", i.sector_bytes);

@@ -17,23 +17,24 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "create", cmd_create, "create (format) a log on a file, device or region" },
-	{ "append", cmd_append, "append records from stdin; exits 0 once they are durable" },
-	{ "dump", cmd_dump, "print records with their LSNs" },
-	{ "verify", cmd_verify, "check a log read-only: clean, torn tail or corrupt" },
-	{ "recover", cmd_recover, "run recovery (cut off an unacknowledged torn tail)" },
-	{ "info", cmd_info, "show superblock, geometry and durability mode" },
-	{ "release", cmd_release, "release records below an LSN (after a checkpoint)" },
-	{ "probe", cmd_probe, "what a medium is and what it guarantees" },
-	{ "bench", cmd_bench, "device and log benchmarks (default suite without arguments)" },
-	{ "report", cmd_report, "HTML report with plots from bench JSON results" },
+    {"create", cmd_create, "create (format) a log on a file, device or region"},
+    {"append", cmd_append, "append records from stdin; exits 0 once they are durable"},
+    {"dump", cmd_dump, "print records with their LSNs"},
+    {"verify", cmd_verify, "check a log read-only: clean, torn tail or corrupt"},
+    {"recover", cmd_recover, "run recovery (cut off an unacknowledged torn tail)"},
+    {"info", cmd_info, "show superblock, geometry and durability mode"},
+    {"release", cmd_release, "release records below an LSN (after a checkpoint)"},
+    {"probe", cmd_probe, "what a medium is and what it guarantees"},
+    {"bench", cmd_bench, "device and log benchmarks (default suite without arguments)"},
+    {"report", cmd_report, "HTML report with plots from bench JSON results"},
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: pmwal COMMAND [OPTIONS] [TARGET]\n\n"
-		   "pmwal %s: a write-ahead log for persistent memory and NVMe "
-		   "(on-disk format %d)\n\ncommands:\n",
+	fprintf(f,
+		"usage: pmwal COMMAND [OPTIONS] [TARGET]\n\n"
+		"pmwal %s: a write-ahead log for persistent memory and NVMe "
+		"(on-disk format %d)\n\ncommands:\n",
 		pmwal_version(), PMWAL_FORMAT_VERSION);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
@@ -49,7 +50,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
 	}

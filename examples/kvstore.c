@@ -68,7 +68,7 @@ static int replay(struct pmwal *w)
 int main(int argc, char **argv)
 {
 	char err[512] = "";
-	struct pmwal_options o = { 0 };
+	struct pmwal_options o = {0};
 	struct pmwal *w;
 
 	if (argc < 3) {

@@ -11,17 +11,17 @@
 static struct wal_sb sample_sb(void)
 {
 	struct wal_sb sb = {
-		.format_version = PMWAL_FORMAT_VERSION,
-		.block_bytes = WAL_BLOCK_BYTES,
-		.log_id = 0x1122334455667788ull,
-		.sb_seq = 7,
-		.capacity_blocks = 100,
-		.epoch = 3,
-		.record_bytes_max = 1 << 20,
-		.head_seq = 42,
-		.head_lsn = 1000,
-		.group_blocks_max = 20,
-		.create_time_ns = 123456789,
+	    .format_version = PMWAL_FORMAT_VERSION,
+	    .block_bytes = WAL_BLOCK_BYTES,
+	    .log_id = 0x1122334455667788ull,
+	    .sb_seq = 7,
+	    .capacity_blocks = 100,
+	    .epoch = 3,
+	    .record_bytes_max = 1 << 20,
+	    .head_seq = 42,
+	    .head_lsn = 1000,
+	    .group_blocks_max = 20,
+	    .create_time_ns = 123456789,
 	};
 	return sb;
 }
@@ -85,16 +85,16 @@ Test(format, superblock_of_another_version_is_not_a_log)
 static void make_block(uint8_t *block, uint64_t seq, const struct wal_sb *sb)
 {
 	struct wal_block_hdr h = {
-		.payload_bytes = 4 + 10,
-		.first_rec = 0,
-		.log_id = sb->log_id,
-		.seq = seq,
-		.prev_checksum = 99,
-		.first_lsn = 5000,
-		.durable_lsn = 4999,
-		.epoch = sb->epoch,
-		.group_index = 0,
-		.group_blocks = 1,
+	    .payload_bytes = 4 + 10,
+	    .first_rec = 0,
+	    .log_id = sb->log_id,
+	    .seq = seq,
+	    .prev_checksum = 99,
+	    .first_lsn = 5000,
+	    .durable_lsn = 4999,
+	    .epoch = sb->epoch,
+	    .group_index = 0,
+	    .group_blocks = 1,
 	};
 	memset(block, 0, WAL_BLOCK_BYTES);
 	wal_put32(block + WAL_HDR_BYTES, 10);
@@ -179,11 +179,11 @@ Test(format, out_of_range_header_fields_are_malformed)
 		uint32_t value;
 		int width;
 	} cases[] = {
-		{ 14, 12, 16 },                    /* first_rec past the payload */
-		{ 56, 99, 32 },                    /* epoch from the future */
-		{ 60, 1, 32 },                     /* group_index >= group_blocks */
-		{ 64, 21, 32 },                    /* group_blocks > group_blocks_max */
-		{ 68, 1, 32 },                     /* reserved */
+	    {14, 12, 16}, /* first_rec past the payload */
+	    {56, 99, 32}, /* epoch from the future */
+	    {60, 1, 32},  /* group_index >= group_blocks */
+	    {64, 21, 32}, /* group_blocks > group_blocks_max */
+	    {68, 1, 32},  /* reserved */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		make_block(block, 57, &sb);
@@ -211,7 +211,7 @@ Test(format, payload_length_past_the_block_is_refused_before_hashing)
 
 Test(format, zero_filled_space_is_never_a_block)
 {
-	uint8_t block[WAL_BLOCK_BYTES] = { 0 };
+	uint8_t block[WAL_BLOCK_BYTES] = {0};
 	struct wal_sb sb = sample_sb();
 	struct wal_block_hdr h;
 
@@ -223,5 +223,6 @@ Test(format, blocks_for_bytes_covers_padding)
 	cr_assert_eq(wal_blocks_for_bytes(1), 1);
 	cr_assert_eq(wal_blocks_for_bytes(WAL_PAYLOAD_BYTES - 3), 1);
 	cr_assert_eq(wal_blocks_for_bytes(WAL_PAYLOAD_BYTES), 2);
-	cr_assert_geq(wal_blocks_for_bytes(16u << 20) * (uint64_t)WAL_PAYLOAD_BYTES, 16u << 20);
+	cr_assert_geq(wal_blocks_for_bytes(16u << 20) * (uint64_t)WAL_PAYLOAD_BYTES,
+		      16u << 20);
 }

@@ -62,7 +62,8 @@ Test(fuzz, corpus_replays_without_a_crash)
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/%s", PMWAL_SOURCE_DIR, e->d_name);
+		snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/%s", PMWAL_SOURCE_DIR,
+			 e->d_name);
 		FILE *f = fopen(path, "rb");
 
 		cr_assert_not_null(f, "%s", path);
@@ -96,14 +97,17 @@ Test(fuzz, mutated_real_logs_with_valid_checksums_never_crash_recovery)
 
 			switch ((r >> 8) % 4) {
 			case 0: /* a header field: framing, lengths, LSNs, group shape */
-				m[blk + 8 + (r >> 16) % (WAL_HDR_BYTES - 8)] = (uint8_t)(r >> 40);
+				m[blk + 8 + (r >> 16) % (WAL_HDR_BYTES - 8)] =
+				    (uint8_t)(r >> 40);
 				break;
 			case 1: /* a record length inside the payload */
 				wal_put32(m + blk + WAL_HDR_BYTES + (r >> 16) % 64,
 					  (uint32_t)(r >> 32));
 				break;
 			case 2: /* a block copied over another */
-				memcpy(m + blk, ring + (size_t)((r >> 20) % FUZZ_RING_BLOCKS) * 4096,
+				memcpy(m + blk,
+				       ring +
+					   (size_t)((r >> 20) % FUZZ_RING_BLOCKS) * 4096,
 				       4096);
 				break;
 			default: /* a bit anywhere */

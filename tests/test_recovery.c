@@ -51,7 +51,7 @@ static int append_group(struct pmwal *w, uint64_t from, int n)
 
 	for (int i = 0; i < n; i++) {
 		tu_fill(bufs[i], rec_len(from + (uint64_t)i), from + (uint64_t)i);
-		iov[i] = (struct iovec){ bufs[i], rec_len(from + (uint64_t)i) };
+		iov[i] = (struct iovec){bufs[i], rec_len(from + (uint64_t)i)};
 	}
 	return pmwal_appendv(w, iov, n, &first);
 }
@@ -71,8 +71,9 @@ static struct pmwal_report recover_and_check(struct sim_dev *sim, uint64_t acked
 
 	cr_assert_eq(rc, 0, "recovery refused: %s", pmwal_strerror(rc));
 	rep = *pmwal_recovery_report(w);
-	cr_assert_geq(rep.last_lsn, acked, "records_lost: acked %llu, recovered to %llu (%s)",
-		      (unsigned long long)acked, (unsigned long long)rep.last_lsn, rep.detail);
+	cr_assert_geq(
+	    rep.last_lsn, acked, "records_lost: acked %llu, recovered to %llu (%s)",
+	    (unsigned long long)acked, (unsigned long long)rep.last_lsn, rep.detail);
 	cr_assert_leq(rep.last_lsn, submitted, "phantoms past %llu",
 		      (unsigned long long)submitted);
 	struct pmwal_iter *it;
@@ -83,7 +84,8 @@ static struct pmwal_report recover_and_check(struct sim_dev *sim, uint64_t acked
 	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0);
 	while (pmwal_iter_next(it, &lsn, &data, &len) == 1) {
 		n++;
-		cr_assert_eq(lsn, want++, "hole or misorder at %llu", (unsigned long long)lsn);
+		cr_assert_eq(lsn, want++, "hole or misorder at %llu",
+			     (unsigned long long)lsn);
 		cr_assert_eq(len, rec_len(lsn));
 		cr_assert(tu_check(data, len, lsn), "LSN %llu not byte-exact",
 			  (unsigned long long)lsn);
@@ -123,10 +125,11 @@ Test(recovery, write_torn_at_every_512_byte_boundary_loses_no_acked_record)
 		/* Clean only with none or all of the group's records; a tear that
 		 * missed nothing but padding leaves the whole group valid. */
 		if (k == 0 || k >= sectors)
-			cr_assert_eq(rep.verdict, PMWAL_CLEAN, "k=%llu: %s", (unsigned long long)k,
-				     rep.detail);
+			cr_assert_eq(rep.verdict, PMWAL_CLEAN, "k=%llu: %s",
+				     (unsigned long long)k, rep.detail);
 		else if (rep.verdict == PMWAL_CLEAN)
-			cr_assert_eq(rep.last_lsn, 16, "k=%llu: clean with a partial group",
+			cr_assert_eq(rep.last_lsn, 16,
+				     "k=%llu: clean with a partial group",
 				     (unsigned long long)k);
 		else
 			cr_assert_eq(rep.verdict, PMWAL_TORN_TAIL, "k=%llu of %llu: %s",
@@ -153,7 +156,8 @@ Test(recovery, random_and_garbage_tears_keep_every_acked_record)
 
 		cr_assert_neq(append_group(w, acked + 1, n), 0);
 		pmwal_close(w);
-		struct pmwal_report rep = recover_and_check(sim, acked, acked + (uint64_t)n);
+		struct pmwal_report rep =
+		    recover_and_check(sim, acked, acked + (uint64_t)n);
 
 		cr_assert_neq(rep.verdict, PMWAL_CORRUPT, "seed %llu: %s",
 			      (unsigned long long)seed, rep.detail);
@@ -168,7 +172,8 @@ Test(recovery, torn_tail_cut_off_then_new_appends_then_crash_again)
 
 	cr_assert_eq(tu_open_sim(sim, PMWAL_OPEN_CREATE, &w), 0);
 	append_range(w, 1, 10);
-	sim_crash_at(sim, sim_commits(sim), SIM_TEAR_PREFIX, 9); /* tears a 3+ block group */
+	sim_crash_at(sim, sim_commits(sim), SIM_TEAR_PREFIX,
+		     9); /* tears a 3+ block group */
 	cr_assert_neq(append_group(w, 11, 5), 0);
 	pmwal_close(w);
 
@@ -220,8 +225,8 @@ Test(recovery, flipped_bit_mid_log_is_corrupt_at_the_right_lsn_and_offset)
 
 		sim_image(sim)[wal_slot_offset(seq) + 100 + seq * 7] ^= 0x10;
 		cr_assert_eq(tu_verify_image(sim, &rep), 0);
-		cr_assert_eq(rep.verdict, PMWAL_CORRUPT, "seq %llu: %s", (unsigned long long)seq,
-			     rep.detail);
+		cr_assert_eq(rep.verdict, PMWAL_CORRUPT, "seq %llu: %s",
+			     (unsigned long long)seq, rep.detail);
 		cr_assert_eq(rep.corrupt_offset, wal_slot_offset(seq));
 		cr_assert_eq(rep.corrupt_lsn, lsn, "seq %llu: got LSN %llu, want %llu",
 			     (unsigned long long)seq, (unsigned long long)rep.corrupt_lsn,
@@ -268,7 +273,8 @@ Test(recovery, block_misdirected_into_another_slot_is_rejected)
 
 	build_log(sim);
 	/* Mid-log: slot 7 gets slot 3's bytes (a misdirected write). */
-	memcpy(sim_image(sim) + wal_slot_offset(7), sim_image(sim) + wal_slot_offset(3), 4096);
+	memcpy(sim_image(sim) + wal_slot_offset(7), sim_image(sim) + wal_slot_offset(3),
+	       4096);
 	cr_assert_eq(tu_verify_image(sim, &rep), 0);
 	cr_assert_eq(rep.verdict, PMWAL_CORRUPT, "%s", rep.detail);
 	cr_assert_eq(rep.corrupt_offset, wal_slot_offset(7));
@@ -282,8 +288,8 @@ Test(recovery, block_misdirected_into_another_slot_is_rejected)
 	cr_assert_eq(tu_verify_image(sim, &clean), 0);
 	uint64_t end = (clean.end_offset - WAL_RING_OFFSET) / 4096;
 
-	memcpy(sim_image(sim) + wal_slot_offset(end), sim_image(sim) + wal_slot_offset(end - 1),
-	       4096);
+	memcpy(sim_image(sim) + wal_slot_offset(end),
+	       sim_image(sim) + wal_slot_offset(end - 1), 4096);
 	recover_and_check(sim, 30, 30);
 	sim_free(sim);
 }
@@ -307,8 +313,10 @@ Test(recovery, stale_block_from_an_earlier_lap_or_another_log_is_never_valid)
 		rc = pmwal_append(w, buf, len, &lsn);
 		if (rc == PMWAL_EFULL) {
 			if (!lap0[8192 + 39 * 4096 + 8])
-				memcpy(lap0, sim_image(sim), bytes); /* the full first lap */
-			cr_assert_eq(pmwal_release(w, acked - 3), 0, "%s", pmwal_errmsg(w));
+				memcpy(lap0, sim_image(sim),
+				       bytes); /* the full first lap */
+			cr_assert_eq(pmwal_release(w, acked - 3), 0, "%s",
+				     pmwal_errmsg(w));
 			rc = pmwal_append(w, buf, len, &lsn);
 		}
 		cr_assert_eq(rc, 0, "%s", pmwal_errmsg(w));
@@ -328,7 +336,8 @@ Test(recovery, stale_block_from_an_earlier_lap_or_another_log_is_never_valid)
 		uint64_t slot = (end_slot + 40 - back) % 40;
 		struct pmwal_report bad;
 
-		memcpy(sim_image(copy) + wal_slot_offset(slot), lap0 + wal_slot_offset(slot), 4096);
+		memcpy(sim_image(copy) + wal_slot_offset(slot),
+		       lap0 + wal_slot_offset(slot), 4096);
 		cr_assert_eq(tu_verify_image(copy, &bad), 0);
 		cr_assert_eq(bad.verdict, PMWAL_CORRUPT, "slot %llu: %s",
 			     (unsigned long long)slot, bad.detail);
@@ -342,8 +351,8 @@ Test(recovery, stale_block_from_an_earlier_lap_or_another_log_is_never_valid)
 	struct sim_dev *copy = sim_from_image(sim_image(sim), bytes);
 	uint64_t slot = (end_slot + 40 - 2) % 40;
 
-	memcpy(sim_image(copy) + wal_slot_offset(slot), sim_image(other) + wal_slot_offset(slot),
-	       4096);
+	memcpy(sim_image(copy) + wal_slot_offset(slot),
+	       sim_image(other) + wal_slot_offset(slot), 4096);
 	cr_assert_eq(tu_verify_image(copy, &rep), 0);
 	cr_assert_eq(rep.verdict, PMWAL_CORRUPT, "%s", rep.detail);
 	sim_free(copy);
@@ -470,8 +479,10 @@ Test(recovery, sigkilled_writer_on_a_real_file_loses_no_acked_record)
 	for (int round = 0; round < 6; round++) {
 		int fds[2];
 		char err[512] = "";
-		struct pmwal_options o = { .target = path, .capacity_bytes = 32 << 20,
-					   .errmsg_buf = err, .errmsg_len = sizeof(err) };
+		struct pmwal_options o = {.target = path,
+					  .capacity_bytes = 32 << 20,
+					  .errmsg_buf = err,
+					  .errmsg_len = sizeof(err)};
 		struct pmwal *w;
 
 		if (round == 0) {
@@ -495,7 +506,7 @@ Test(recovery, sigkilled_writer_on_a_real_file_loses_no_acked_record)
 			if (pmwal_open(&o, &w))
 				_exit(4);
 			for (int i = 0; i < 4; i++) {
-				args[i] = (struct kill_arg){ w, fds[1], round * 4 + i };
+				args[i] = (struct kill_arg){w, fds[1], round * 4 + i};
 				pthread_create(&t[i], NULL, kill_appender, &args[i]);
 			}
 			pause();
@@ -526,13 +537,15 @@ Test(recovery, sigkilled_writer_on_a_real_file_loses_no_acked_record)
 		}
 		waitpid(pid, NULL, 0);
 		close(fds[0]);
-		cr_assert_gt(n, 0, "round %d: the child acked nothing before the kill", round);
+		cr_assert_gt(n, 0, "round %d: the child acked nothing before the kill",
+			     round);
 		cr_assert_eq(pmwal_open(&o, &w), 0, "round %d: %s", round, err);
 		const struct pmwal_report *rep = pmwal_recovery_report(w);
 
 		cr_assert_neq(rep->verdict, PMWAL_CORRUPT, "%s", rep->detail);
-		cr_assert_geq(rep->last_lsn, max_acked, "round %d: acked %llu, recovered %llu",
-			      round, (unsigned long long)max_acked,
+		cr_assert_geq(rep->last_lsn, max_acked,
+			      "round %d: acked %llu, recovered %llu", round,
+			      (unsigned long long)max_acked,
 			      (unsigned long long)rep->last_lsn);
 		for (size_t i = 0; i < n; i++) {
 			struct pmwal_iter *it;

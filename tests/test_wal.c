@@ -34,7 +34,7 @@ static void teardown(void)
 
 static struct pmwal_options file_opts(uint32_t flags, uint64_t capacity)
 {
-	struct pmwal_options o = { 0 };
+	struct pmwal_options o = {0};
 
 	o.target = logpath;
 	o.flags = flags;
@@ -67,9 +67,10 @@ static uint64_t check_all(struct pmwal *w, uint64_t from, uint64_t expect_first)
 
 	cr_assert_eq(pmwal_iter_open(w, from, &it), 0);
 	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
-		cr_assert_eq(lsn, want, "LSN %llu, expected %llu", (unsigned long long)lsn,
-			     (unsigned long long)want);
-		cr_assert(tu_check(data, len, lsn), "record %llu damaged", (unsigned long long)lsn);
+		cr_assert_eq(lsn, want, "LSN %llu, expected %llu",
+			     (unsigned long long)lsn, (unsigned long long)want);
+		cr_assert(tu_check(data, len, lsn), "record %llu damaged",
+			  (unsigned long long)lsn);
 		want++;
 		n++;
 	}
@@ -82,9 +83,9 @@ TestSuite(wal, .init = setup, .fini = teardown);
 
 Test(wal, records_from_1_byte_to_16_mib_round_trip_across_reopen)
 {
-	static const size_t sizes[] = { 1,    2,     3,     4,       4019,    4020,     4021,
-					4024, 4025,  8047,  8048,    65536,   1 << 20,  3000001,
-					16u << 20 };
+	static const size_t sizes[] = {1,    2,	    3,	     4,	      4019,
+				       4020, 4021,  4024,    4025,    8047,
+				       8048, 65536, 1 << 20, 3000001, 16u << 20};
 	size_t n = sizeof(sizes) / sizeof(sizes[0]);
 	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 96ull << 20);
 	uint8_t *buf = malloc(16u << 20);
@@ -92,8 +93,8 @@ Test(wal, records_from_1_byte_to_16_mib_round_trip_across_reopen)
 
 	for (size_t i = 0; i < n; i++) {
 		tu_fill(buf, sizes[i], i + 1);
-		cr_assert_eq(pmwal_append(w, buf, sizes[i], &lsn), 0, "size %zu: %s", sizes[i],
-			     pmwal_errmsg(w));
+		cr_assert_eq(pmwal_append(w, buf, sizes[i], &lsn), 0, "size %zu: %s",
+			     sizes[i], pmwal_errmsg(w));
 		cr_assert_eq(lsn, i + 1);
 		cr_assert_geq(pmwal_durable_lsn(w), lsn);
 	}
@@ -114,7 +115,7 @@ Test(wal, record_over_the_maximum_is_refused)
 {
 	struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE, 1 << 20);
 	struct pmwal *w;
-	char rec[200] = { 0 };
+	char rec[200] = {0};
 
 	o.record_bytes_max = 100;
 	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", errbuf);
@@ -124,7 +125,7 @@ Test(wal, record_over_the_maximum_is_refused)
 	pmwal_close(w);
 }
 
-#define THREADS 8
+#define THREADS	   8
 #define PER_THREAD 1500
 
 struct thread_arg {
@@ -198,7 +199,8 @@ Test(wal, many_threads_appending_get_every_acked_record_back_in_order)
 	while (pmwal_iter_next(it, &lsn, &data, &len) == 1) {
 		n++;
 		cr_assert_eq(lsn, n);
-		uint64_t key = (uint64_t)(owner[lsn].id - 1) << 32 | (uint64_t)owner[lsn].i;
+		uint64_t key =
+		    (uint64_t)(owner[lsn].id - 1) << 32 | (uint64_t)owner[lsn].i;
 
 		cr_assert(tu_check(data, len, key), "LSN %llu has the wrong bytes",
 			  (unsigned long long)lsn);
@@ -344,7 +346,7 @@ Test(wal, appendv_gets_consecutive_lsns_in_one_group)
 {
 	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4 << 20);
 	uint8_t a[10], b[5000], c[1];
-	struct iovec iov[3] = { { a, sizeof(a) }, { b, sizeof(b) }, { c, sizeof(c) } };
+	struct iovec iov[3] = {{a, sizeof(a)}, {b, sizeof(b)}, {c, sizeof(c)}};
 	uint64_t first;
 	struct pmwal_info info;
 
@@ -363,26 +365,48 @@ Test(wal, appendv_gets_consecutive_lsns_in_one_group)
 static void set_bad(struct pmwal_options *o, int which)
 {
 	switch (which) {
-	case 0: o->reserved[3] = 1; break;
-	case 1: o->target = ""; break;
-	case 2: o->flags |= 1u << 20; break;
-	case 3: o->flags |= PMWAL_OPEN_READONLY; break;
-	case 4: o->commit_policy = 7; break;
-	case 5: o->group_window_us = 5000000; break;
-	case 6: o->group_bytes_max = 100; break;
-	case 7: o->record_bytes_max = 2u << 30; break;
-	case 8: o->queue_depth = 100000; break;
-	case 9: o->capacity_bytes = 100; break;
-	case 10: o->capacity_bytes = 0; break;
+	case 0:
+		o->reserved[3] = 1;
+		break;
+	case 1:
+		o->target = "";
+		break;
+	case 2:
+		o->flags |= 1u << 20;
+		break;
+	case 3:
+		o->flags |= PMWAL_OPEN_READONLY;
+		break;
+	case 4:
+		o->commit_policy = 7;
+		break;
+	case 5:
+		o->group_window_us = 5000000;
+		break;
+	case 6:
+		o->group_bytes_max = 100;
+		break;
+	case 7:
+		o->record_bytes_max = 2u << 30;
+		break;
+	case 8:
+		o->queue_depth = 100000;
+		break;
+	case 9:
+		o->capacity_bytes = 100;
+		break;
+	case 10:
+		o->capacity_bytes = 0;
+		break;
 	}
 }
 
 Test(wal, every_bad_option_is_refused_naming_the_field)
 {
 	static const char *const field[] = {
-		"reserved",       "target",           "flags",           "flags",
-		"commit_policy",  "group_window_us",  "group_bytes_max", "record_bytes_max",
-		"queue_depth",    "capacity_bytes",   "capacity_bytes",
+	    "reserved",	     "target",		"flags",	   "flags",
+	    "commit_policy", "group_window_us", "group_bytes_max", "record_bytes_max",
+	    "queue_depth",   "capacity_bytes",	"capacity_bytes",
 	};
 	for (int i = 0; i < (int)(sizeof(field) / sizeof(field[0])); i++) {
 		struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE, 1 << 20);
@@ -392,8 +416,8 @@ Test(wal, every_bad_option_is_refused_naming_the_field)
 		set_bad(&o, i);
 		cr_assert_eq(pmwal_open(&o, &w), PMWAL_EBADOPT, "case %d", i);
 		cr_assert_null(w, "case %d left a handle", i);
-		cr_assert(strstr(errbuf, field[i]), "case %d: '%s' does not name %s", i, errbuf,
-			  field[i]);
+		cr_assert(strstr(errbuf, field[i]), "case %d: '%s' does not name %s", i,
+			  errbuf, field[i]);
 	}
 	cr_assert_eq(pmwal_open(NULL, NULL), -EINVAL);
 }
@@ -435,7 +459,8 @@ Test(wal, tmpfs_refusing_o_direct_gets_a_clear_error_and_buffered_works)
 		cr_skip_test("/dev/shm accepts O_DIRECT on this kernel");
 	}
 	cr_assert_eq(rc, PMWAL_EUNSUPPORTED, "%s", pmwal_strerror(rc));
-	cr_assert(strstr(errbuf, "O_DIRECT") && strstr(errbuf, "--buffered"), "%s", errbuf);
+	cr_assert(strstr(errbuf, "O_DIRECT") && strstr(errbuf, "--buffered"), "%s",
+		  errbuf);
 	o.flags |= PMWAL_OPEN_BUFFERED_IO;
 	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", errbuf);
 	cr_assert_eq(pmwal_append(w, "x", 1, NULL), 0);
@@ -445,8 +470,8 @@ Test(wal, tmpfs_refusing_o_direct_gets_a_clear_error_and_buffered_works)
 
 Test(wal, psync_fallback_and_fdatasync_mode_round_trip)
 {
-	uint32_t modes[] = { PMWAL_OPEN_NO_URING, PMWAL_OPEN_FDATASYNC,
-			     PMWAL_OPEN_NO_URING | PMWAL_OPEN_FDATASYNC };
+	uint32_t modes[] = {PMWAL_OPEN_NO_URING, PMWAL_OPEN_FDATASYNC,
+			    PMWAL_OPEN_NO_URING | PMWAL_OPEN_FDATASYNC};
 
 	for (int m = 0; m < 3; m++) {
 		struct pmwal *w = open_log(PMWAL_OPEN_CREATE | modes[m], 2 << 20);
@@ -458,8 +483,10 @@ Test(wal, psync_fallback_and_fdatasync_mode_round_trip)
 			cr_assert_eq(pmwal_append(w, buf, sizeof(buf), NULL), 0);
 		}
 		pmwal_stat(w, &info);
-		cr_assert_str_eq(info.io_path, modes[m] & PMWAL_OPEN_NO_URING ? "psync" : "io_uring");
-		cr_assert(strstr(info.durability, modes[m] & PMWAL_OPEN_FDATASYNC ? "fdatasync" : "fua"));
+		cr_assert_str_eq(info.io_path,
+				 modes[m] & PMWAL_OPEN_NO_URING ? "psync" : "io_uring");
+		cr_assert(strstr(info.durability,
+				 modes[m] & PMWAL_OPEN_FDATASYNC ? "fdatasync" : "fua"));
 		pmwal_close(w);
 		w = open_log(modes[m], 0);
 		cr_assert_eq(check_all(w, 0, 1), 20);

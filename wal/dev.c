@@ -17,8 +17,8 @@ int wal_dev_open(const struct wal_dev_params *p, struct wal_dev **out, char *err
 {
 	const char *t = p->target;
 
-	if (has_prefix(t, "pmem:") || has_prefix(t, "pmr:") || has_prefix(t, "fakepmr:") ||
-	    has_prefix(t, "/dev/dax"))
+	if (has_prefix(t, "pmem:") || has_prefix(t, "pmr:") ||
+	    has_prefix(t, "fakepmr:") || has_prefix(t, "/dev/dax"))
 		return wal_dev_open_pmem(p, out, err, errlen);
 	if (has_prefix(t, "file:"))
 		t += strlen("file:");

@@ -22,10 +22,10 @@
 /* Capability word: what the medium guarantees. */
 enum wal_dev_caps {
 	WAL_CAP_ATOMIC_BLOCK = 1u << 0, /* a 4 KiB block write is never torn */
-	WAL_CAP_MAPPED = 1u << 1,       /* base points at the medium (loads read it) */
-	WAL_CAP_EMULATED = 1u << 2,     /* not real persistent media: label results */
-	WAL_CAP_DIRECT = 1u << 3,       /* O_DIRECT: no page cache between */
-	WAL_CAP_NOT_DURABLE = 1u << 4,  /* no durability guarantee at all */
+	WAL_CAP_MAPPED = 1u << 1,	/* base points at the medium (loads read it) */
+	WAL_CAP_EMULATED = 1u << 2,	/* not real persistent media: label results */
+	WAL_CAP_DIRECT = 1u << 3,	/* O_DIRECT: no page cache between */
+	WAL_CAP_NOT_DURABLE = 1u << 4,	/* no durability guarantee at all */
 };
 
 /* One contiguous piece of a group write: @len bytes from @buf to @off. */
@@ -54,19 +54,19 @@ struct wal_dev_ops {
 /* Fields every device fills at open. */
 struct wal_dev {
 	const struct wal_dev_ops *ops;
-	uint64_t size_bytes;        /* usable bytes from offset 0 */
-	uint32_t sector_bytes;      /* alignment of I/O (<= 4096, divides it) */
-	uint32_t atomic_write_bytes;/* device atomic write unit in use, 0 if none */
-	uint32_t caps;              /* enum wal_dev_caps */
-	const uint8_t *base;        /* WAL_CAP_MAPPED: the mapping, else NULL */
+	uint64_t size_bytes;	     /* usable bytes from offset 0 */
+	uint32_t sector_bytes;	     /* alignment of I/O (<= 4096, divides it) */
+	uint32_t atomic_write_bytes; /* device atomic write unit in use, 0 if none */
+	uint32_t caps;		     /* enum wal_dev_caps */
+	const uint8_t *base;	     /* WAL_CAP_MAPPED: the mapping, else NULL */
 	/* Buffers the engine will write from (for io_uring fixed buffers); set
 	 * by wal_dev_register_buffers(), optional for a device. */
-	int (*register_buffers)(struct wal_dev *dev, void *const *bufs, const size_t *lens,
-				int count);
-	char medium[16];            /* "file", "blockdev", "pmem", "pmr", ... */
-	char io_path[16];           /* "io_uring", "psync", "mapped", "sim" */
-	char durability[64];        /* for pmwal info */
-	char granularity[16];       /* mapped media only */
+	int (*register_buffers)(struct wal_dev *dev, void *const *bufs,
+				const size_t *lens, int count);
+	char medium[16];      /* "file", "blockdev", "pmem", "pmr", ... */
+	char io_path[16];     /* "io_uring", "psync", "mapped", "sim" */
+	char durability[64];  /* for pmwal info */
+	char granularity[16]; /* mapped media only */
 };
 
 /* How a device should be opened (from pmwal_options). */
@@ -77,7 +77,7 @@ struct wal_dev_params {
 	bool readonly;
 	bool buffered_io;
 	bool no_uring;
-	bool fdatasync;        /* flush with fdatasync even when FUA is possible */
+	bool fdatasync; /* flush with fdatasync even when FUA is possible */
 	uint32_t queue_depth;
 };
 

@@ -28,9 +28,9 @@
 #include "engine.h"
 
 #define WAL_GROUP_BYTES_DEFAULT (1u << 20)
-#define WAL_QUEUE_DEPTH_MAX 4096u
-#define WAL_WINDOW_US_MAX 1000000u
-#define WAL_ITER_CHUNK_BLOCKS 64u /* 256 KiB read ahead per iterator */
+#define WAL_QUEUE_DEPTH_MAX	4096u
+#define WAL_WINDOW_US_MAX	1000000u
+#define WAL_ITER_CHUNK_BLOCKS	64u /* 256 KiB read ahead per iterator */
 
 struct async_cb {
 	uint64_t lsn;
@@ -42,8 +42,8 @@ struct async_cb {
 struct stage {
 	uint8_t *buf;
 	uint32_t cap_blocks;
-	uint32_t nblocks;    /* blocks started (the last one may be partial) */
-	uint32_t fill;       /* payload bytes used in the last block */
+	uint32_t nblocks; /* blocks started (the last one may be partial) */
+	uint32_t fill;	  /* payload bytes used in the last block */
 	uint64_t first_lsn;
 	uint64_t last_lsn;
 	uint64_t nrecords;
@@ -53,7 +53,7 @@ struct stage {
 
 struct pmwal {
 	struct wal_dev *dev;
-	struct wal_sb sb;          /* as last written; head fields under mu */
+	struct wal_sb sb; /* as last written; head fields under mu */
 	struct pmwal_report report;
 	uint32_t flags;
 	uint32_t policy;
@@ -61,22 +61,22 @@ struct pmwal {
 	uint32_t group_bytes_max;
 
 	pthread_mutex_t mu;
-	pthread_cond_t cv_done;    /* a group finished (durable or failed) */
-	pthread_cond_t cv_work;    /* committer: staged records wait */
-	pthread_mutex_t io_mu;     /* one device writer at a time (leader, release) */
+	pthread_cond_t cv_done; /* a group finished (durable or failed) */
+	pthread_cond_t cv_work; /* committer: staged records wait */
+	pthread_mutex_t io_mu;	/* one device writer at a time (leader, release) */
 	struct stage stage[2];
-	int active;                /* the stage accepting records */
-	bool leading;              /* a group is being written */
+	int active;   /* the stage accepting records */
+	bool leading; /* a group is being written */
 	bool closing;
 	bool committer_started;
 	pthread_t committer;
 	uint64_t next_lsn;
 	uint64_t durable_lsn;
-	uint64_t next_seq;         /* seq of the next group's first block */
-	uint64_t prev_checksum;    /* checksum of block next_seq-1 */
+	uint64_t next_seq;	/* seq of the next group's first block */
+	uint64_t prev_checksum; /* checksum of block next_seq-1 */
 	uint64_t head_seq, head_lsn;
-	int failed;                /* sticky: first write or flush error */
-	bool trailer_needed;       /* groups written since the last trailer */
+	int failed;	     /* sticky: first write or flush error */
+	bool trailer_needed; /* groups written since the last trailer */
 	uint64_t groups_written, records_written;
 	char target[256];
 	char errmsg[512];
@@ -84,22 +84,22 @@ struct pmwal {
 
 struct pmwal_iter {
 	struct pmwal *w;
-	uint64_t seq;      /* next block to read */
+	uint64_t seq;	   /* next block to read */
 	uint64_t lsn_next; /* LSN of the next record to start */
 	uint64_t from_lsn;
 	const uint8_t *block; /* the current block, inside chunk */
-	uint8_t *chunk;    /* blocks read ahead, aligned for O_DIRECT */
-	uint64_t chunk_seq;/* seq of chunk's first block */
-	uint32_t chunk_n;  /* blocks in chunk (0: empty) */
-	uint8_t *rec;      /* reassembly buffer */
+	uint8_t *chunk;	      /* blocks read ahead, aligned for O_DIRECT */
+	uint64_t chunk_seq;   /* seq of chunk's first block */
+	uint32_t chunk_n;     /* blocks in chunk (0: empty) */
+	uint8_t *rec;	      /* reassembly buffer */
 	size_t rec_cap;
-	size_t pos;        /* payload offset of the next record header in block */
-	uint32_t end;      /* payload_bytes of block */
+	size_t pos;   /* payload offset of the next record header in block */
+	uint32_t end; /* payload_bytes of block */
 	bool have_block;
 };
 
 static void set_err(struct pmwal *w, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static int wal_lead(struct pmwal *w);
 
 static void set_err(struct pmwal *w, const char *fmt, ...)
@@ -143,7 +143,8 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 			return PMWAL_EBADOPT;
 		}
 	if (!opt->target || !opt->target[0]) {
-		snprintf(err, errlen, "options.target: empty; name a file, device or region");
+		snprintf(err, errlen,
+			 "options.target: empty; name a file, device or region");
 		return PMWAL_EBADOPT;
 	}
 	if (strlen(opt->target) >= 256) {
@@ -151,7 +152,8 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 		return PMWAL_EBADOPT;
 	}
 	if (opt->flags & ~known) {
-		snprintf(err, errlen, "options.flags: unknown bits 0x%x", opt->flags & ~known);
+		snprintf(err, errlen, "options.flags: unknown bits 0x%x",
+			 opt->flags & ~known);
 		return PMWAL_EBADOPT;
 	}
 	if ((opt->flags & PMWAL_OPEN_CREATE) && (opt->flags & PMWAL_OPEN_READONLY)) {
@@ -174,7 +176,8 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 	}
 	if (opt->group_bytes_max && (opt->group_bytes_max < WAL_BLOCK_BYTES ||
 				     opt->group_bytes_max > (256u << 20))) {
-		snprintf(err, errlen, "options.group_bytes_max: %u is outside 4 KiB .. 256 MiB",
+		snprintf(err, errlen,
+			 "options.group_bytes_max: %u is outside 4 KiB .. 256 MiB",
 			 opt->group_bytes_max);
 		return PMWAL_EBADOPT;
 	}
@@ -184,15 +187,17 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 		return PMWAL_EBADOPT;
 	}
 	if ((opt->flags & PMWAL_OPEN_CREATE) && opt->capacity_bytes &&
-	    opt->capacity_bytes < WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES) {
-		snprintf(err, errlen, "options.capacity_bytes: %llu is below the minimum of %u bytes",
+	    opt->capacity_bytes <
+		WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES) {
+		snprintf(err, errlen,
+			 "options.capacity_bytes: %llu is below the minimum of %u bytes",
 			 (unsigned long long)opt->capacity_bytes,
 			 WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES);
 		return PMWAL_EBADOPT;
 	}
 	if (opt->queue_depth > WAL_QUEUE_DEPTH_MAX) {
-		snprintf(err, errlen, "options.queue_depth: %u is above %u", opt->queue_depth,
-			 WAL_QUEUE_DEPTH_MAX);
+		snprintf(err, errlen, "options.queue_depth: %u is above %u",
+			 opt->queue_depth, WAL_QUEUE_DEPTH_MAX);
 		return PMWAL_EBADOPT;
 	}
 	return 0;
@@ -210,7 +215,8 @@ static int write_sb(struct pmwal *w, struct wal_sb *sb)
 		return -ENOMEM;
 	sb->sb_seq++;
 	wal_sb_encode(sb, buf);
-	struct wal_io io = { buf, WAL_SB_BYTES, (sb->sb_seq % WAL_SB_COPIES) * WAL_SB_BYTES };
+	struct wal_io io = {buf, WAL_SB_BYTES,
+			    (sb->sb_seq % WAL_SB_COPIES) * WAL_SB_BYTES};
 
 	rc = w->dev->ops->commit(w->dev, &io, 1);
 	free(buf);
@@ -224,23 +230,27 @@ static int format_log(struct pmwal *w, const struct pmwal_options *opt, char *er
 	/* Whole blocks only, as the header promises. */
 	uint64_t cap = (opt->capacity_bytes ? opt->capacity_bytes : w->dev->size_bytes) /
 		       WAL_BLOCK_BYTES * WAL_BLOCK_BYTES;
-	uint32_t rec_max = opt->record_bytes_max ? opt->record_bytes_max
-						 : WAL_RECORD_MAX_DEFAULT;
+	uint32_t rec_max =
+	    opt->record_bytes_max ? opt->record_bytes_max : WAL_RECORD_MAX_DEFAULT;
 
 	if (cap > w->dev->size_bytes) {
-		snprintf(err, errlen, "options.capacity_bytes: %llu is larger than the target (%llu bytes)",
-			 (unsigned long long)cap, (unsigned long long)w->dev->size_bytes);
+		snprintf(
+		    err, errlen,
+		    "options.capacity_bytes: %llu is larger than the target (%llu bytes)",
+		    (unsigned long long)cap, (unsigned long long)w->dev->size_bytes);
 		return PMWAL_EBADOPT;
 	}
 	if (cap < WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES) {
-		snprintf(err, errlen, "options.capacity_bytes: %llu is below the minimum of %u bytes",
+		snprintf(err, errlen,
+			 "options.capacity_bytes: %llu is below the minimum of %u bytes",
 			 (unsigned long long)cap,
 			 WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES);
 		return PMWAL_EBADOPT;
 	}
 	/* Default: 16 MiB, or a quarter of a small log, so small logs just work. */
 	if (!opt->record_bytes_max) {
-		uint64_t quarter = (cap - WAL_RING_OFFSET) / WAL_BLOCK_BYTES * WAL_PAYLOAD_BYTES / 4;
+		uint64_t quarter =
+		    (cap - WAL_RING_OFFSET) / WAL_BLOCK_BYTES * WAL_PAYLOAD_BYTES / 4;
 
 		if (quarter < rec_max)
 			rec_max = quarter > WAL_REC_HDR_BYTES ? (uint32_t)quarter : 1;
@@ -262,13 +272,15 @@ static int format_log(struct pmwal *w, const struct pmwal_options *opt, char *er
 	uint64_t ring_quarter = sb->capacity_blocks * WAL_PAYLOAD_BYTES / 4;
 
 	if (group_bytes > ring_quarter)
-		group_bytes = ring_quarter > WAL_PAYLOAD_BYTES ? ring_quarter : WAL_PAYLOAD_BYTES;
+		group_bytes =
+		    ring_quarter > WAL_PAYLOAD_BYTES ? ring_quarter : WAL_PAYLOAD_BYTES;
 	if (group_payload < group_bytes)
 		group_payload = group_bytes;
 	sb->group_blocks_max = wal_blocks_for_bytes(group_payload) + 1;
 	if (sb->group_blocks_max > sb->capacity_blocks) {
 		snprintf(err, errlen,
-			 "options.capacity_bytes: %llu bytes cannot hold one group of a %u-byte "
+			 "options.capacity_bytes: %llu bytes cannot hold one group of a "
+			 "%u-byte "
 			 "record; make the log larger or record_bytes_max smaller",
 			 (unsigned long long)cap, rec_max);
 		return PMWAL_EBADOPT;
@@ -356,7 +368,8 @@ static void stage_copy(struct stage *s, uint64_t lsn, const void *data, size_t l
 			stage_new_block(s, lsn);
 			b = stage_block(s, s->nblocks - 1);
 		}
-		size_t take = WAL_PAYLOAD_BYTES - s->fill < len ? WAL_PAYLOAD_BYTES - s->fill : len;
+		size_t take =
+		    WAL_PAYLOAD_BYTES - s->fill < len ? WAL_PAYLOAD_BYTES - s->fill : len;
 
 		memcpy(b + WAL_HDR_BYTES + s->fill, src, take);
 		s->fill += (uint32_t)take;
@@ -384,7 +397,8 @@ static uint64_t staged_blocks(const struct pmwal *w)
  * Reserves LSNs and copies @count records into the active stage, waiting for
  * room (caller holds mu). All or nothing.
  */
-static int stage_add(struct pmwal *w, const struct iovec *recs, int count, uint64_t *first)
+static int stage_add(struct pmwal *w, const struct iovec *recs, int count,
+		     uint64_t *first)
 {
 	uint64_t bytes = 0;
 
@@ -392,8 +406,8 @@ static int stage_add(struct pmwal *w, const struct iovec *recs, int count, uint6
 		if (recs[i].iov_len == 0)
 			return -EINVAL;
 		if (recs[i].iov_len > w->sb.record_bytes_max) {
-			set_err(w, "%s: record of %zu bytes; this log's maximum is %u", w->target,
-				recs[i].iov_len, w->sb.record_bytes_max);
+			set_err(w, "%s: record of %zu bytes; this log's maximum is %u",
+				w->target, recs[i].iov_len, w->sb.record_bytes_max);
 			return PMWAL_ETOOBIG;
 		}
 		bytes += WAL_REC_HDR_BYTES + recs[i].iov_len;
@@ -410,18 +424,23 @@ static int stage_add(struct pmwal *w, const struct iovec *recs, int count, uint6
 		uint32_t after = stage_blocks_after(s, bytes);
 
 		if (after > s->cap_blocks && s->nblocks == 0) {
-			set_err(w, "%s: batch of %llu bytes is larger than one group can hold",
-				w->target, (unsigned long long)bytes);
+			set_err(
+			    w,
+			    "%s: batch of %llu bytes is larger than one group can hold",
+			    w->target, (unsigned long long)bytes);
 			return PMWAL_ETOOBIG;
 		}
 		/* Staged blocks become live blocks one for one, so this is exact. */
-		uint64_t live = w->next_seq - w->head_seq + staged_blocks(w) - s->nblocks + after;
+		uint64_t live =
+		    w->next_seq - w->head_seq + staged_blocks(w) - s->nblocks + after;
 
 		if (live > w->sb.capacity_blocks) {
-			set_err(w, "%s: log full (%llu of %llu blocks live or staged); release "
-				   "records (pmwal_release) after a checkpoint",
-				w->target, (unsigned long long)(live - after + s->nblocks),
-				(unsigned long long)w->sb.capacity_blocks);
+			set_err(
+			    w,
+			    "%s: log full (%llu of %llu blocks live or staged); release "
+			    "records (pmwal_release) after a checkpoint",
+			    w->target, (unsigned long long)(live - after + s->nblocks),
+			    (unsigned long long)w->sb.capacity_blocks);
 			return PMWAL_EFULL;
 		}
 		if (after <= s->cap_blocks && (s->nblocks == 0 || after <= group_limit))
@@ -451,16 +470,16 @@ static void seal_group(struct pmwal *w, struct stage *s, uint64_t durable_hint)
 		uint8_t *b = stage_block(s, i);
 		uint64_t seq = w->next_seq + i;
 		struct wal_block_hdr h = {
-			.payload_bytes = wal_get16(b + 12),
-			.first_rec = wal_get16(b + 14),
-			.log_id = w->sb.log_id,
-			.seq = seq,
-			.prev_checksum = prev,
-			.first_lsn = wal_get64(b + 40),
-			.durable_lsn = durable_hint,
-			.epoch = w->sb.epoch,
-			.group_index = i,
-			.group_blocks = s->nblocks,
+		    .payload_bytes = wal_get16(b + 12),
+		    .first_rec = wal_get16(b + 14),
+		    .log_id = w->sb.log_id,
+		    .seq = seq,
+		    .prev_checksum = prev,
+		    .first_lsn = wal_get64(b + 40),
+		    .durable_lsn = durable_hint,
+		    .epoch = w->sb.epoch,
+		    .group_index = i,
+		    .group_blocks = s->nblocks,
 		};
 
 		wal_block_encode_hdr(&h, b);
@@ -491,8 +510,10 @@ static int wal_lead(struct pmwal *w)
 		until.tv_sec += until.tv_nsec / 1000000000;
 		until.tv_nsec %= 1000000000;
 		while (!w->closing && !w->failed &&
-		       (uint64_t)w->stage[w->active].nblocks * WAL_PAYLOAD_BYTES < w->group_bytes_max)
-			if (pthread_cond_timedwait(&w->cv_work, &w->mu, &until) == ETIMEDOUT)
+		       (uint64_t)w->stage[w->active].nblocks * WAL_PAYLOAD_BYTES <
+			   w->group_bytes_max)
+			if (pthread_cond_timedwait(&w->cv_work, &w->mu, &until) ==
+			    ETIMEDOUT)
 				break;
 	}
 	struct stage *s = &w->stage[w->active];
@@ -511,9 +532,9 @@ static int wal_lead(struct pmwal *w)
 	uint64_t n = w->sb.capacity_blocks, slot = seq0 % n;
 	uint64_t first_part = n - slot < s->nblocks ? n - slot : s->nblocks;
 	struct wal_io ios[2] = {
-		{ s->buf, first_part * WAL_BLOCK_BYTES, wal_slot_offset(slot) },
-		{ stage_block(s, (uint32_t)first_part), (s->nblocks - first_part) * WAL_BLOCK_BYTES,
-		  wal_slot_offset(0) },
+	    {s->buf, first_part * WAL_BLOCK_BYTES, wal_slot_offset(slot)},
+	    {stage_block(s, (uint32_t)first_part),
+	     (s->nblocks - first_part) * WAL_BLOCK_BYTES, wal_slot_offset(0)},
 	};
 	int nio = first_part < s->nblocks ? 2 : 1;
 	/* The last block goes out only up to the sector holding its last used
@@ -531,12 +552,14 @@ static int wal_lead(struct pmwal *w)
 	if (rc) {
 		if (!w->failed)
 			w->failed = rc;
-		set_err(w, "%s: group write of blocks %llu..%llu (LSN %llu..%llu, offset %llu) "
-			   "failed: %s; nothing more is acknowledged, reopen the log",
-			w->target, (unsigned long long)seq0,
-			(unsigned long long)(seq0 + s->nblocks - 1),
-			(unsigned long long)s->first_lsn, (unsigned long long)s->last_lsn,
-			(unsigned long long)wal_slot_offset(slot), pmwal_strerror(rc));
+		set_err(
+		    w,
+		    "%s: group write of blocks %llu..%llu (LSN %llu..%llu, offset %llu) "
+		    "failed: %s; nothing more is acknowledged, reopen the log",
+		    w->target, (unsigned long long)seq0,
+		    (unsigned long long)(seq0 + s->nblocks - 1),
+		    (unsigned long long)s->first_lsn, (unsigned long long)s->last_lsn,
+		    (unsigned long long)wal_slot_offset(slot), pmwal_strerror(rc));
 	} else {
 		w->next_seq += s->nblocks;
 		w->prev_checksum = wal_get64(stage_block(s, s->nblocks - 1));
@@ -619,21 +642,21 @@ static int write_trailer(struct pmwal *w)
 		return -ENOMEM;
 	memset(b, 0, WAL_BLOCK_BYTES);
 	struct wal_block_hdr h = {
-		.payload_bytes = 0,
-		.first_rec = WAL_NO_RECORD,
-		.log_id = w->sb.log_id,
-		.seq = w->next_seq,
-		.prev_checksum = w->prev_checksum,
-		.first_lsn = w->next_lsn,
-		.durable_lsn = w->durable_lsn,
-		.epoch = w->sb.epoch,
-		.group_index = 0,
-		.group_blocks = 1,
+	    .payload_bytes = 0,
+	    .first_rec = WAL_NO_RECORD,
+	    .log_id = w->sb.log_id,
+	    .seq = w->next_seq,
+	    .prev_checksum = w->prev_checksum,
+	    .first_lsn = w->next_lsn,
+	    .durable_lsn = w->durable_lsn,
+	    .epoch = w->sb.epoch,
+	    .group_index = 0,
+	    .group_blocks = 1,
 	};
 	wal_block_encode_hdr(&h, b);
 	uint64_t sum = wal_block_seal(b, slot);
-	struct wal_io io = { b, (WAL_HDR_BYTES + sector - 1) / sector * sector,
-			     wal_slot_offset(slot) };
+	struct wal_io io = {b, (WAL_HDR_BYTES + sector - 1) / sector * sector,
+			    wal_slot_offset(slot)};
 
 	pthread_mutex_lock(&w->io_mu);
 	rc = w->dev->ops->commit(w->dev, &io, 1);
@@ -649,8 +672,8 @@ static int write_trailer(struct pmwal *w)
 
 /* ---- public append API -------------------------------------------------- */
 
-static int append_common(struct pmwal *w, const struct iovec *recs, int count, uint64_t *first,
-			 bool wait)
+static int append_common(struct pmwal *w, const struct iovec *recs, int count,
+			 uint64_t *first, bool wait)
 {
 	uint64_t lsn = 0;
 	int rc;
@@ -676,15 +699,15 @@ out:
 
 int pmwal_append(struct pmwal *w, const void *data, size_t len, uint64_t *lsn_out)
 {
-	struct iovec iov = { (void *)data, len };
+	struct iovec iov = {(void *)data, len};
 
 	if (!data && len)
 		return -EINVAL;
-	return append_common(w, &iov, 1, lsn_out,
-			     w && w->policy == PMWAL_COMMIT_DURABLE);
+	return append_common(w, &iov, 1, lsn_out, w && w->policy == PMWAL_COMMIT_DURABLE);
 }
 
-int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count, uint64_t *first_lsn_out)
+int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count,
+		  uint64_t *first_lsn_out)
 {
 	return append_common(w, recs, count, first_lsn_out,
 			     w && w->policy == PMWAL_COMMIT_DURABLE);
@@ -693,7 +716,7 @@ int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count, uint64_t
 int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_durable_fn cb,
 		       void *arg, uint64_t *lsn_out)
 {
-	struct iovec iov = { (void *)data, len };
+	struct iovec iov = {(void *)data, len};
 	uint64_t lsn;
 	int rc;
 
@@ -720,7 +743,7 @@ int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_dura
 			s->cbs = n;
 			s->cap_cbs = cap;
 		}
-		s->cbs[s->ncbs++] = (struct async_cb){ lsn, cb, arg };
+		s->cbs[s->ncbs++] = (struct async_cb){lsn, cb, arg};
 		if (lsn_out)
 			*lsn_out = lsn;
 		pthread_cond_signal(&w->cv_work);
@@ -787,8 +810,10 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 	pthread_mutex_lock(&w->mu);
 	rc = w->failed ? PMWAL_EFAILED : 0;
 	if (!rc && lsn > w->durable_lsn + 1) {
-		set_err(w, "%s: release below LSN %llu, but only LSNs up to %llu are durable",
-			w->target, (unsigned long long)lsn, (unsigned long long)w->durable_lsn);
+		set_err(
+		    w, "%s: release below LSN %llu, but only LSNs up to %llu are durable",
+		    w->target, (unsigned long long)lsn,
+		    (unsigned long long)w->durable_lsn);
 		rc = PMWAL_ERANGE;
 	}
 	end_seq = w->next_seq; /* durable groups only: io_mu keeps the leader out */
@@ -816,8 +841,8 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 	if (rc) {
 		if (!w->failed)
 			w->failed = rc;
-		set_err(w, "%s: superblock write for release to LSN %llu failed: %s", w->target,
-			(unsigned long long)lsn, pmwal_strerror(rc));
+		set_err(w, "%s: superblock write for release to LSN %llu failed: %s",
+			w->target, (unsigned long long)lsn, pmwal_strerror(rc));
 	} else {
 		/* Only now, with the new head durable, may the space be reused.
 		 * The other superblock fields never change after open. */
@@ -874,7 +899,9 @@ static void free_handle(struct pmwal *w)
 
 static const char *verdict_name(int v)
 {
-	return v == PMWAL_CLEAN ? "clean" : v == PMWAL_TORN_TAIL ? "torn tail" : "corrupt";
+	return v == PMWAL_CLEAN	      ? "clean"
+	       : v == PMWAL_TORN_TAIL ? "torn tail"
+				      : "corrupt";
 }
 
 /* Recovery at open: scan, decide, and (writable) bump the epoch. */
@@ -885,13 +912,16 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	int rc = wal_recover_scan(w->dev, &w->sb, salvage, &w->report, &tail);
 
 	if (rc) {
-		snprintf(err, errlen, "%s: recovery read failed: %s", w->target, strerror(-rc));
+		snprintf(err, errlen, "%s: recovery read failed: %s", w->target,
+			 strerror(-rc));
 		return rc;
 	}
 	if (w->report.verdict == PMWAL_CORRUPT && !salvage) {
 		snprintf(err, errlen,
-			 "%s: corrupt at LSN %llu (byte offset %llu): %s; nothing was changed. "
-			 "Inspect with `pmwal verify`, or open with salvage (--salvage) to skip it",
+			 "%s: corrupt at LSN %llu (byte offset %llu): %s; nothing was "
+			 "changed. "
+			 "Inspect with `pmwal verify`, or open with salvage (--salvage) "
+			 "to skip it",
 			 w->target, (unsigned long long)w->report.corrupt_lsn,
 			 (unsigned long long)w->report.corrupt_offset, w->report.detail);
 		return PMWAL_ECORRUPT;
@@ -910,8 +940,9 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	sb.epoch++;
 	rc = write_sb(w, &sb);
 	if (rc) {
-		snprintf(err, errlen, "%s: writing the superblock after recovery (%s): %s",
-			 w->target, verdict_name(w->report.verdict), strerror(-rc));
+		snprintf(err, errlen,
+			 "%s: writing the superblock after recovery (%s): %s", w->target,
+			 verdict_name(w->report.verdict), strerror(-rc));
 		return rc;
 	}
 	w->sb = sb;
@@ -919,7 +950,8 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	if (!tail.trailer && w->durable_lsn >= w->head_lsn) {
 		rc = write_trailer(w);
 		if (rc) {
-			snprintf(err, errlen, "%s: writing the trailer after recovery: %s", w->target,
+			snprintf(err, errlen,
+				 "%s: writing the trailer after recovery: %s", w->target,
 				 strerror(-rc));
 			return rc;
 		}
@@ -946,11 +978,13 @@ int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pm
 	w->flags = opt->flags;
 	w->policy = opt->commit_policy;
 	w->window_us = opt->group_window_us;
-	w->group_bytes_max = opt->group_bytes_max ? opt->group_bytes_max : WAL_GROUP_BYTES_DEFAULT;
+	w->group_bytes_max =
+	    opt->group_bytes_max ? opt->group_bytes_max : WAL_GROUP_BYTES_DEFAULT;
 	snprintf(w->target, sizeof(w->target), "%s", opt->target);
 
 	if ((dev->caps & WAL_CAP_NOT_DURABLE) && !(opt->flags & PMWAL_OPEN_READONLY)) {
-		snprintf(err, sizeof(err), "%s: the medium offers no way to make writes durable",
+		snprintf(err, sizeof(err),
+			 "%s: the medium offers no way to make writes durable",
 			 w->target);
 		rc = PMWAL_ENOTDURABLE;
 		goto fail;
@@ -970,7 +1004,8 @@ int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pm
 	if (!(opt->flags & PMWAL_OPEN_READONLY)) {
 		rc = alloc_stages(w);
 		if (rc) {
-			snprintf(err, sizeof(err), "%s: no memory for the group buffers", w->target);
+			snprintf(err, sizeof(err), "%s: no memory for the group buffers",
+				 w->target);
 			goto fail;
 		}
 	}
@@ -1002,18 +1037,20 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 		return rc;
 	}
 	struct wal_dev_params p = {
-		.target = opt->target,
-		.create_excl = opt->flags & PMWAL_OPEN_EXCL,
-		.readonly = opt->flags & PMWAL_OPEN_READONLY,
-		.buffered_io = opt->flags & PMWAL_OPEN_BUFFERED_IO,
-		.no_uring = opt->flags & PMWAL_OPEN_NO_URING,
-		.fdatasync = opt->flags & PMWAL_OPEN_FDATASYNC,
-		.queue_depth = opt->queue_depth,
+	    .target = opt->target,
+	    .create_excl = opt->flags & PMWAL_OPEN_EXCL,
+	    .readonly = opt->flags & PMWAL_OPEN_READONLY,
+	    .buffered_io = opt->flags & PMWAL_OPEN_BUFFERED_IO,
+	    .no_uring = opt->flags & PMWAL_OPEN_NO_URING,
+	    .fdatasync = opt->flags & PMWAL_OPEN_FDATASYNC,
+	    .queue_depth = opt->queue_depth,
 	};
 	if (opt->flags & PMWAL_OPEN_CREATE) {
 		if (!opt->capacity_bytes && strncmp(opt->target, "/dev/", 5) != 0 &&
 		    strncmp(opt->target, "pmr:", 4) != 0) {
-			open_err(opt, "options.capacity_bytes: required to create a log in a file");
+			open_err(
+			    opt,
+			    "options.capacity_bytes: required to create a log in a file");
 			return PMWAL_EBADOPT;
 		}
 		p.create_bytes = opt->capacity_bytes / WAL_BLOCK_BYTES * WAL_BLOCK_BYTES;
@@ -1042,8 +1079,8 @@ int pmwal_close(struct pmwal *w)
 		if (!w->failed && !rc && w->trailer_needed) {
 			rc = write_trailer(w);
 			if (rc)
-				set_err(w, "%s: writing the trailer at close: %s", w->target,
-					pmwal_strerror(rc));
+				set_err(w, "%s: writing the trailer at close: %s",
+					w->target, pmwal_strerror(rc));
 		}
 		pthread_cond_broadcast(&w->cv_work);
 		pthread_cond_broadcast(&w->cv_done);
@@ -1053,7 +1090,8 @@ int pmwal_close(struct pmwal *w)
 		/* Callbacks of records that never became durable hear so once. */
 		for (int i = 0; i < 2; i++)
 			if (w->stage[i].ncbs)
-				run_callbacks(&w->stage[i], w->failed ? PMWAL_EFAILED : PMWAL_ECLOSED);
+				run_callbacks(&w->stage[i],
+					      w->failed ? PMWAL_EFAILED : PMWAL_ECLOSED);
 	}
 	free_handle(w);
 	return rc;
@@ -1070,7 +1108,8 @@ int pmwal_verify(const struct pmwal_options *opt, struct pmwal_report *rep)
 	if (!opt || !rep)
 		return -EINVAL;
 	o = *opt;
-	o.flags = (o.flags | PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE) & ~PMWAL_OPEN_CREATE;
+	o.flags =
+	    (o.flags | PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE) & ~PMWAL_OPEN_CREATE;
 	rc = pmwal_open(&o, &w);
 	if (rc)
 		return rc;
@@ -1143,9 +1182,9 @@ int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
 	if (from_lsn == 0)
 		from_lsn = head_lsn;
 	if (from_lsn < head_lsn || from_lsn > next_lsn) {
-		set_err(w, "%s: iterator from LSN %llu, but the log holds %llu..%llu", w->target,
-			(unsigned long long)from_lsn, (unsigned long long)head_lsn,
-			(unsigned long long)(next_lsn - 1));
+		set_err(w, "%s: iterator from LSN %llu, but the log holds %llu..%llu",
+			w->target, (unsigned long long)from_lsn,
+			(unsigned long long)head_lsn, (unsigned long long)(next_lsn - 1));
 		return PMWAL_ERANGE;
 	}
 	it = calloc(1, sizeof(*it));
@@ -1216,7 +1255,8 @@ static int iter_load(struct pmwal_iter *it, struct wal_block_hdr *h)
 	}
 	if (st != WAL_BLOCK_VALID) {
 		set_err(w, "%s: block seq %llu at offset %llu: %s", w->target,
-			(unsigned long long)it->seq, (unsigned long long)wal_slot_offset(slot),
+			(unsigned long long)it->seq,
+			(unsigned long long)wal_slot_offset(slot),
 			wal_block_state_name(st));
 		return PMWAL_ECORRUPT;
 	}

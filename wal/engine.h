@@ -15,11 +15,11 @@
 
 /* Where the valid log ends, as recovery found it: where the writer resumes. */
 struct wal_tail {
-	uint64_t next_seq;      /* seq of the first block to write */
-	uint64_t next_lsn;      /* LSN the next record gets */
+	uint64_t next_seq;	/* seq of the first block to write */
+	uint64_t next_lsn;	/* LSN the next record gets */
 	uint64_t prev_checksum; /* checksum of block next_seq-1 */
-	uint64_t durable_lsn;   /* last recovered LSN (0: none) */
-	bool trailer;           /* the log already ends with a trailer */
+	uint64_t durable_lsn;	/* last recovered LSN (0: none) */
+	bool trailer;		/* the log already ends with a trailer */
 };
 
 /* Reads both superblock copies and picks the valid newer one. */
@@ -42,7 +42,8 @@ int wal_locate(struct wal_dev *dev, const struct wal_sb *sb, uint64_t head_seq,
 
 /* Opens a log on a device the caller made (tests: simulated devices). Takes
  * ownership of @dev, also on failure. */
-int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pmwal **out);
+int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev,
+		 struct pmwal **out);
 
 /* Aligned buffer for device I/O (O_DIRECT); free with free(). */
 void *wal_alloc_io(size_t bytes);

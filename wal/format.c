@@ -159,10 +159,11 @@ int wal_sb_decode(const uint8_t in[WAL_SB_BYTES], struct wal_sb *sb)
 	sb->group_blocks_max = wal_get32(in + 72);
 	sb->flags = wal_get32(in + 76);
 	sb->create_time_ns = wal_get64(in + 80);
-	if (sb->format_version != PMWAL_FORMAT_VERSION || sb->block_bytes != WAL_BLOCK_BYTES ||
-	    sb->log_id == 0 || sb->capacity_blocks < WAL_MIN_RING_BLOCKS ||
-	    sb->record_bytes_max == 0 || sb->record_bytes_max > WAL_RECORD_MAX_LIMIT ||
-	    sb->group_blocks_max == 0 || sb->head_lsn == 0 || sb->flags != 0)
+	if (sb->format_version != PMWAL_FORMAT_VERSION ||
+	    sb->block_bytes != WAL_BLOCK_BYTES || sb->log_id == 0 ||
+	    sb->capacity_blocks < WAL_MIN_RING_BLOCKS || sb->record_bytes_max == 0 ||
+	    sb->record_bytes_max > WAL_RECORD_MAX_LIMIT || sb->group_blocks_max == 0 ||
+	    sb->head_lsn == 0 || sb->flags != 0)
 		return PMWAL_EFORMAT;
 	return 0;
 }
@@ -240,7 +241,8 @@ enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64
 				     const struct wal_sb *sb, struct wal_block_hdr *h)
 {
 	wal_block_decode_hdr(block, h);
-	if (h->payload_bytes > WAL_PAYLOAD_BYTES || h->checksum != wal_block_checksum(block, slot))
+	if (h->payload_bytes > WAL_PAYLOAD_BYTES ||
+	    h->checksum != wal_block_checksum(block, slot))
 		return WAL_BLOCK_CHECKSUM;
 	if (h->magic != WAL_BLOCK_MAGIC || h->log_id != sb->log_id)
 		return WAL_BLOCK_FOREIGN;

@@ -16,20 +16,20 @@
 
 #include "pmwal.h"
 
-#define WAL_BLOCK_BYTES PMWAL_BLOCK_BYTES
-#define WAL_SB_BYTES 4096u
-#define WAL_SB_COPIES 2u
-#define WAL_RING_OFFSET (WAL_SB_BYTES * WAL_SB_COPIES)
-#define WAL_HDR_BYTES 72u
-#define WAL_PAYLOAD_BYTES (WAL_BLOCK_BYTES - WAL_HDR_BYTES)
-#define WAL_REC_HDR_BYTES 4u
-#define WAL_NO_RECORD 0xFFFFu
-#define WAL_SB_MAGIC 0x3142534c41574d50ull /* "PMWALSB1" */
-#define WAL_BLOCK_MAGIC 0x31425750u        /* "PWB1" */
-#define WAL_SB_SEED 0x706d77616c5f7362ull  /* "pmwal_sb" */
-#define WAL_RECORD_MAX_LIMIT (1u << 30)    /* 1 GiB: groups stay < 2^32 blocks */
+#define WAL_BLOCK_BYTES	       PMWAL_BLOCK_BYTES
+#define WAL_SB_BYTES	       4096u
+#define WAL_SB_COPIES	       2u
+#define WAL_RING_OFFSET	       (WAL_SB_BYTES * WAL_SB_COPIES)
+#define WAL_HDR_BYTES	       72u
+#define WAL_PAYLOAD_BYTES      (WAL_BLOCK_BYTES - WAL_HDR_BYTES)
+#define WAL_REC_HDR_BYTES      4u
+#define WAL_NO_RECORD	       0xFFFFu
+#define WAL_SB_MAGIC	       0x3142534c41574d50ull /* "PMWALSB1" */
+#define WAL_BLOCK_MAGIC	       0x31425750u	     /* "PWB1" */
+#define WAL_SB_SEED	       0x706d77616c5f7362ull /* "pmwal_sb" */
+#define WAL_RECORD_MAX_LIMIT   (1u << 30) /* 1 GiB: groups stay < 2^32 blocks */
 #define WAL_RECORD_MAX_DEFAULT (16u << 20)
-#define WAL_MIN_RING_BLOCKS 4u
+#define WAL_MIN_RING_BLOCKS    4u
 
 /* The superblock, decoded. */
 struct wal_sb {

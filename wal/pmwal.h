@@ -48,17 +48,17 @@ extern "C" {
  * Library error codes. One table (PMWAL_ERRORS) produces the enum and
  * pmwal_strerror(), so they cannot drift apart.
  */
-#define PMWAL_ERRORS(X)                                                          \
-	X(PMWAL_ECORRUPT, -1001, "log is corrupt: damage to durable data")          \
-	X(PMWAL_EFULL, -1002, "log full: release records before appending more")    \
-	X(PMWAL_EBADOPT, -1003, "invalid option")                                   \
-	X(PMWAL_EFORMAT, -1004, "not a pmwal log, or an unsupported format version") \
-	X(PMWAL_EFAILED, -1005, "log failed earlier (write or sync error); reopen")  \
-	X(PMWAL_ETOOBIG, -1006, "record larger than the log's maximum record size") \
-	X(PMWAL_ERANGE, -1007, "LSN outside the log")                               \
-	X(PMWAL_EUNSUPPORTED, -1008, "the medium or kernel refuses a needed feature") \
-	X(PMWAL_EREADONLY, -1009, "log was opened read-only")                       \
-	X(PMWAL_ENOTDURABLE, -1010, "medium cannot guarantee durability")          \
+#define PMWAL_ERRORS(X)                                                                  \
+	X(PMWAL_ECORRUPT, -1001, "log is corrupt: damage to durable data")               \
+	X(PMWAL_EFULL, -1002, "log full: release records before appending more")         \
+	X(PMWAL_EBADOPT, -1003, "invalid option")                                        \
+	X(PMWAL_EFORMAT, -1004, "not a pmwal log, or an unsupported format version")     \
+	X(PMWAL_EFAILED, -1005, "log failed earlier (write or sync error); reopen")      \
+	X(PMWAL_ETOOBIG, -1006, "record larger than the log's maximum record size")      \
+	X(PMWAL_ERANGE, -1007, "LSN outside the log")                                    \
+	X(PMWAL_EUNSUPPORTED, -1008, "the medium or kernel refuses a needed feature")    \
+	X(PMWAL_EREADONLY, -1009, "log was opened read-only")                            \
+	X(PMWAL_ENOTDURABLE, -1010, "medium cannot guarantee durability")                \
 	X(PMWAL_ECLOSED, -1011, "log is closing")
 
 enum pmwal_error {
@@ -87,8 +87,8 @@ enum pmwal_open_flags {
 	PMWAL_OPEN_READONLY = 1u << 2, /* no writes at all, not even recovery's */
 	PMWAL_OPEN_SALVAGE = 1u << 3,  /* skip corruption instead of failing; reported */
 	PMWAL_OPEN_BUFFERED_IO = 1u << 4, /* no O_DIRECT (page cache + fdatasync) */
-	PMWAL_OPEN_NO_URING = 1u << 5,    /* pwritev/fdatasync instead of io_uring */
-	PMWAL_OPEN_FDATASYNC = 1u << 6,   /* flush with fdatasync, not FUA writes */
+	PMWAL_OPEN_NO_URING = 1u << 5,	  /* pwritev/fdatasync instead of io_uring */
+	PMWAL_OPEN_FDATASYNC = 1u << 6,	  /* flush with fdatasync, not FUA writes */
 };
 
 /*
@@ -112,16 +112,16 @@ struct pmwal_options {
 	/* Create: bytes of the log, superblocks included; 0 = the target's size
 	 * (block devices, regions, existing files). Rounded down to blocks. */
 	uint64_t capacity_bytes;
-	uint32_t flags;                /* enum pmwal_open_flags */
-	uint32_t commit_policy;        /* enum pmwal_commit_policy */
-	uint32_t group_window_us;      /* leader waits this long to gather (0: none) */
-	uint32_t group_bytes_max;      /* payload bytes in one group write; 0 = 1 MiB */
-	uint32_t record_bytes_max;     /* create: largest record; 0 = 16 MiB */
-	uint32_t queue_depth;          /* io_uring entries; 0 = 64 */
+	uint32_t flags;		   /* enum pmwal_open_flags */
+	uint32_t commit_policy;	   /* enum pmwal_commit_policy */
+	uint32_t group_window_us;  /* leader waits this long to gather (0: none) */
+	uint32_t group_bytes_max;  /* payload bytes in one group write; 0 = 1 MiB */
+	uint32_t record_bytes_max; /* create: largest record; 0 = 16 MiB */
+	uint32_t queue_depth;	   /* io_uring entries; 0 = 64 */
 	/* Where pmwal_open() writes a message if it fails (may be NULL). */
 	char *errmsg_buf;
 	size_t errmsg_len;
-	uint64_t reserved[8];          /* must be zero */
+	uint64_t reserved[8]; /* must be zero */
 };
 
 /* Recovery verdicts (RELIABILITY.md). */
@@ -133,47 +133,47 @@ enum pmwal_verdict {
 
 /* What recovery (or pmwal_verify()) found. */
 struct pmwal_report {
-	int verdict;              /* enum pmwal_verdict */
-	uint64_t records;         /* records recovered */
-	uint64_t payload_bytes;   /* their payload bytes */
-	uint64_t blocks;          /* valid blocks from head to end */
-	uint64_t first_lsn;       /* first record recovered (0 if none) */
-	uint64_t last_lsn;        /* last record recovered (0 if none) */
-	uint64_t end_offset;      /* byte offset where the valid log ends */
-	uint64_t corrupt_lsn;     /* CORRUPT: first LSN in the damaged block */
+	int verdict;		  /* enum pmwal_verdict */
+	uint64_t records;	  /* records recovered */
+	uint64_t payload_bytes;	  /* their payload bytes */
+	uint64_t blocks;	  /* valid blocks from head to end */
+	uint64_t first_lsn;	  /* first record recovered (0 if none) */
+	uint64_t last_lsn;	  /* last record recovered (0 if none) */
+	uint64_t end_offset;	  /* byte offset where the valid log ends */
+	uint64_t corrupt_lsn;	  /* CORRUPT: first LSN in the damaged block */
 	uint64_t corrupt_offset;  /* CORRUPT: byte offset of the damaged block */
-	uint64_t torn_blocks;     /* TORN_TAIL: blocks of the unacked group cut off */
+	uint64_t torn_blocks;	  /* TORN_TAIL: blocks of the unacked group cut off */
 	uint64_t skipped_blocks;  /* SALVAGE: damaged blocks skipped */
 	uint64_t skipped_records; /* SALVAGE: records lost with them */
-	uint64_t durable_hint;    /* highest acked LSN the log itself attests */
-	uint64_t elapsed_ns;      /* time the scan took */
-	char detail[256];         /* one line for people */
+	uint64_t durable_hint;	  /* highest acked LSN the log itself attests */
+	uint64_t elapsed_ns;	  /* time the scan took */
+	char detail[256];	  /* one line for people */
 };
 
 /* What a log is and how it is written (pmwal_stat()). */
 struct pmwal_info {
 	char target[256];
-	char medium[16];       /* "file", "blockdev", "pmem", "devdax", "pmr", "fakepmr" */
-	char io_path[16];      /* "io_uring", "psync", "mapped" */
-	char durability[64];   /* how a group is made durable, e.g. "fua (RWF_DSYNC)" */
-	char granularity[16];  /* mapped media: "byte", "cache-line", "page" */
-	int emulated;          /* 1: not real persistent media; label results */
-	int direct_io;         /* 1: O_DIRECT */
+	char medium[16];      /* "file", "blockdev", "pmem", "devdax", "pmr", "fakepmr" */
+	char io_path[16];     /* "io_uring", "psync", "mapped" */
+	char durability[64];  /* how a group is made durable, e.g. "fua (RWF_DSYNC)" */
+	char granularity[16]; /* mapped media: "byte", "cache-line", "page" */
+	int emulated;	      /* 1: not real persistent media; label results */
+	int direct_io;	      /* 1: O_DIRECT */
 	uint32_t block_bytes;
-	uint32_t sector_bytes; /* device logical sector / alignment */
+	uint32_t sector_bytes;	     /* device logical sector / alignment */
 	uint32_t atomic_write_bytes; /* device atomic write unit in use (0: none) */
 	uint32_t format_version;
 	uint32_t epoch;
 	uint32_t record_bytes_max;
 	uint64_t log_id;
 	uint64_t capacity_bytes;
-	uint64_t capacity_blocks;  /* ring blocks (superblocks not counted) */
-	uint64_t head_lsn;         /* oldest record kept */
-	uint64_t next_lsn;         /* LSN the next append gets */
-	uint64_t durable_lsn;      /* highest durable LSN (0: none) */
-	uint64_t used_blocks;      /* ring blocks holding live records */
-	uint64_t groups_written;   /* group-commit writes since open */
-	uint64_t records_written;  /* records appended since open */
+	uint64_t capacity_blocks; /* ring blocks (superblocks not counted) */
+	uint64_t head_lsn;	  /* oldest record kept */
+	uint64_t next_lsn;	  /* LSN the next append gets */
+	uint64_t durable_lsn;	  /* highest durable LSN (0: none) */
+	uint64_t used_blocks;	  /* ring blocks holding live records */
+	uint64_t groups_written;  /* group-commit writes since open */
+	uint64_t records_written; /* records appended since open */
 };
 
 struct pmwal;

@@ -47,8 +47,8 @@ static int reader_get(struct reader *r, uint64_t seq, const uint8_t **block)
 	}
 	if (r->first_slot == UINT64_MAX || slot < r->first_slot ||
 	    slot >= r->first_slot + r->nblocks) {
-		uint64_t count = n - slot < WAL_SCAN_CHUNK_BLOCKS ? n - slot
-								   : WAL_SCAN_CHUNK_BLOCKS;
+		uint64_t count =
+		    n - slot < WAL_SCAN_CHUNK_BLOCKS ? n - slot : WAL_SCAN_CHUNK_BLOCKS;
 		int rc = r->dev->ops->read(r->dev, r->buf, count * WAL_BLOCK_BYTES,
 					   wal_slot_offset(slot));
 		if (rc) {
@@ -75,19 +75,19 @@ struct scan {
 	struct reader rd;
 	const struct wal_sb *sb;
 	struct pmwal_report *rep;
-	uint64_t seq;        /* next block to read */
-	uint64_t prev_sum;   /* checksum of block seq-1 */
-	bool have_prev;      /* false at the head and after a salvage jump */
+	uint64_t seq;	   /* next block to read */
+	uint64_t prev_sum; /* checksum of block seq-1 */
+	bool have_prev;	   /* false at the head and after a salvage jump */
 	uint32_t prev_epoch;
-	bool in_group;       /* the last valid block did not end its group */
+	bool in_group; /* the last valid block did not end its group */
 	uint64_t group_start;
 	uint32_t group_blocks;
-	uint64_t lsn_next;   /* LSN of the next record to start */
-	uint32_t rec_left;   /* bytes of a record continuing into the next block */
+	uint64_t lsn_next; /* LSN of the next record to start */
+	uint32_t rec_left; /* bytes of a record continuing into the next block */
 	uint64_t pend_records, pend_bytes, pend_first; /* current group, uncommitted */
-	uint64_t last_lsn;   /* last committed LSN, 0 if none */
-	uint64_t tail_sum;   /* checksum of the last block of the last complete group */
-	uint64_t tail_seq;   /* seq after the last complete group */
+	uint64_t last_lsn;			       /* last committed LSN, 0 if none */
+	uint64_t tail_sum; /* checksum of the last block of the last complete group */
+	uint64_t tail_seq; /* seq after the last complete group */
 	uint64_t max_hint;
 	bool tail_is_trailer; /* the last complete group is a trailer */
 };
@@ -104,8 +104,8 @@ static void count_record(struct scan *s, uint64_t lsn, uint32_t len)
 
 /* Walks the records of a block whose header is valid; false if the framing
  * contradicts what came before (treated as a damaged block). */
-static bool parse_block(struct scan *s, const uint8_t *block, const struct wal_block_hdr *h,
-			bool first_of_walk)
+static bool parse_block(struct scan *s, const uint8_t *block,
+			const struct wal_block_hdr *h, bool first_of_walk)
 {
 	const uint8_t *p = block + WAL_HDR_BYTES;
 	uint32_t pos = 0, end = h->payload_bytes;
@@ -243,8 +243,8 @@ static int step(struct scan *s, enum wal_block_state *state, bool *ok)
  * started after @group_start. Returns 0 and *@later_seq (0: none found);
  * *@same_group tells whether a block of @group_start's own group is valid.
  */
-static int look_ahead(struct scan *s, uint64_t q, uint64_t group_start, uint64_t *later_seq,
-		      uint64_t *resume_seq, bool *same_group)
+static int look_ahead(struct scan *s, uint64_t q, uint64_t group_start,
+		      uint64_t *later_seq, uint64_t *resume_seq, bool *same_group)
 {
 	uint64_t n = s->sb->capacity_blocks;
 	uint64_t limit = q + 2ull * s->sb->group_blocks_max;
@@ -299,11 +299,13 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 			rep->verdict = PMWAL_CORRUPT;
 			rep->corrupt_lsn = lsn;
 			rep->corrupt_offset = wal_slot_offset(q % s->sb->capacity_blocks);
-			snprintf(rep->detail, sizeof(rep->detail),
-				 "block seq %llu (offset %llu) is damaged (%s) but a later "
-				 "group was written after it became durable",
-				 (unsigned long long)q, (unsigned long long)rep->corrupt_offset,
-				 wal_block_state_name(state));
+			snprintf(
+			    rep->detail, sizeof(rep->detail),
+			    "block seq %llu (offset %llu) is damaged (%s) but a later "
+			    "group was written after it became durable",
+			    (unsigned long long)q,
+			    (unsigned long long)rep->corrupt_offset,
+			    wal_block_state_name(state));
 		}
 		if (salvage && resume_seq) {
 			const uint8_t *block;
@@ -315,8 +317,8 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 			wal_block_decode_hdr(block, &h);
 			rep->skipped_blocks += resume_seq - g0;
 			rep->skipped_records += h.first_lsn > s->last_lsn + 1
-							? h.first_lsn - (s->last_lsn + 1)
-							: 0;
+						    ? h.first_lsn - (s->last_lsn + 1)
+						    : 0;
 			s->seq = resume_seq;
 			s->have_prev = false;
 			s->in_group = false;
@@ -329,15 +331,18 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 	if (rep->verdict == PMWAL_CORRUPT)
 		return 0;
 	/* Records below the head were released: they count as present. */
-	uint64_t present = s->last_lsn > s->sb->head_lsn - 1 ? s->last_lsn : s->sb->head_lsn - 1;
+	uint64_t present =
+	    s->last_lsn > s->sb->head_lsn - 1 ? s->last_lsn : s->sb->head_lsn - 1;
 
 	if (s->max_hint > present) {
 		rep->verdict = PMWAL_CORRUPT;
 		rep->corrupt_lsn = s->last_lsn + 1;
 		rep->corrupt_offset = wal_slot_offset(q % s->sb->capacity_blocks);
 		snprintf(rep->detail, sizeof(rep->detail),
-			 "LSN %llu was acknowledged (the log says so) but the log ends at %llu",
-			 (unsigned long long)s->max_hint, (unsigned long long)s->last_lsn);
+			 "LSN %llu was acknowledged (the log says so) but the log ends "
+			 "at %llu",
+			 (unsigned long long)s->max_hint,
+			 (unsigned long long)s->last_lsn);
 		return 0;
 	}
 	const uint8_t *block;
@@ -354,10 +359,11 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 	if (torn) {
 		rep->verdict = PMWAL_TORN_TAIL;
 		rep->torn_blocks = q - g0 + 1;
-		snprintf(rep->detail, sizeof(rep->detail),
-			 "unacknowledged group at block seq %llu cut off (%llu blocks, %s)",
-			 (unsigned long long)g0, (unsigned long long)rep->torn_blocks,
-			 wal_block_state_name(state));
+		snprintf(
+		    rep->detail, sizeof(rep->detail),
+		    "unacknowledged group at block seq %llu cut off (%llu blocks, %s)",
+		    (unsigned long long)g0, (unsigned long long)rep->torn_blocks,
+		    wal_block_state_name(state));
 	} else {
 		rep->verdict = PMWAL_CLEAN;
 		snprintf(rep->detail, sizeof(rep->detail), "clean end at block seq %llu",
@@ -377,12 +383,12 @@ static uint64_t now_ns(void)
 int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 		     struct pmwal_report *rep, struct wal_tail *tail)
 {
-	struct scan s = { 0 };
+	struct scan s = {0};
 	uint64_t t0 = now_ns();
 	int rc = 0;
 
 	memset(rep, 0, sizeof(*rep));
-	s.rd = (struct reader){ dev, sb, NULL, UINT64_MAX, 0 };
+	s.rd = (struct reader){dev, sb, NULL, UINT64_MAX, 0};
 	if (!(dev->caps & WAL_CAP_MAPPED)) {
 		s.rd.buf = wal_alloc_io((size_t)WAL_SCAN_CHUNK_BLOCKS * WAL_BLOCK_BYTES);
 		if (!s.rd.buf)
@@ -397,7 +403,8 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 		bool ok, resume;
 
 		if (s.seq - sb->head_seq >= sb->capacity_blocks) {
-			rep->verdict = rep->verdict == PMWAL_CORRUPT ? PMWAL_CORRUPT : PMWAL_CLEAN;
+			rep->verdict =
+			    rep->verdict == PMWAL_CORRUPT ? PMWAL_CORRUPT : PMWAL_CLEAN;
 			break;
 		}
 		rc = step(&s, &state, &ok);
@@ -412,7 +419,8 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 			break;
 	}
 	if (rep->verdict == PMWAL_CLEAN && !rep->detail[0])
-		snprintf(rep->detail, sizeof(rep->detail), "clean: ring full to capacity");
+		snprintf(rep->detail, sizeof(rep->detail),
+			 "clean: ring full to capacity");
 	rep->durable_hint = s.max_hint;
 	rep->end_offset = wal_slot_offset(s.tail_seq % sb->capacity_blocks);
 	tail->next_seq = s.tail_seq;
@@ -436,7 +444,8 @@ int wal_read_sb(struct wal_dev *dev, struct wal_sb *sb, char *err, size_t errlen
 	int rc;
 
 	if (dev->size_bytes < WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES) {
-		snprintf(err, errlen, "target is %llu bytes: too small to hold a pmwal log",
+		snprintf(err, errlen,
+			 "target is %llu bytes: too small to hold a pmwal log",
 			 (unsigned long long)dev->size_bytes);
 		return PMWAL_EFORMAT;
 	}
@@ -450,18 +459,20 @@ int wal_read_sb(struct wal_dev *dev, struct wal_sb *sb, char *err, size_t errlen
 	}
 	rc = wal_sb_pick(buf, sb);
 	if (rc) {
-		snprintf(err, errlen,
-			 "no valid pmwal superblock (format version %d) at offset 0 or 4096; "
-			 "create a log with `pmwal create`",
-			 PMWAL_FORMAT_VERSION);
+		snprintf(
+		    err, errlen,
+		    "no valid pmwal superblock (format version %d) at offset 0 or 4096; "
+		    "create a log with `pmwal create`",
+		    PMWAL_FORMAT_VERSION);
 		goto out;
 	}
 	if (WAL_RING_OFFSET + sb->capacity_blocks * WAL_BLOCK_BYTES > dev->size_bytes) {
-		snprintf(err, errlen,
-			 "superblock says %llu blocks but the target holds only %llu bytes "
-			 "(truncated file?)",
-			 (unsigned long long)sb->capacity_blocks,
-			 (unsigned long long)dev->size_bytes);
+		snprintf(
+		    err, errlen,
+		    "superblock says %llu blocks but the target holds only %llu bytes "
+		    "(truncated file?)",
+		    (unsigned long long)sb->capacity_blocks,
+		    (unsigned long long)dev->size_bytes);
 		rc = PMWAL_EFORMAT;
 	}
 out:
@@ -472,7 +483,7 @@ out:
 int wal_locate(struct wal_dev *dev, const struct wal_sb *sb, uint64_t head_seq,
 	       uint64_t end_seq, uint64_t lsn, uint64_t *seq)
 {
-	struct reader rd = { dev, sb, NULL, UINT64_MAX, 0 };
+	struct reader rd = {dev, sb, NULL, UINT64_MAX, 0};
 	struct wal_block_hdr h;
 	uint64_t lo = head_seq, hi = end_seq; /* answer in [lo, hi) */
 	int rc = 0;
@@ -507,7 +518,8 @@ int wal_locate(struct wal_dev *dev, const struct wal_sb *sb, uint64_t head_seq,
 	rc = reader_get(&rd, lo, &block);
 	if (rc)
 		goto out;
-	if (wal_block_check(block, lo % sb->capacity_blocks, lo, sb, &h) != WAL_BLOCK_VALID) {
+	if (wal_block_check(block, lo % sb->capacity_blocks, lo, sb, &h) !=
+	    WAL_BLOCK_VALID) {
 		rc = PMWAL_ECORRUPT;
 		goto out;
 	}

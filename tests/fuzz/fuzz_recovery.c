@@ -16,16 +16,16 @@
 void fuzz_make_sb(uint8_t *image, uint32_t epoch)
 {
 	struct wal_sb sb = {
-		.format_version = PMWAL_FORMAT_VERSION,
-		.block_bytes = WAL_BLOCK_BYTES,
-		.log_id = 0x70776d616c66757aull,
-		.sb_seq = 1,
-		.capacity_blocks = FUZZ_RING_BLOCKS,
-		.epoch = epoch,
-		.record_bytes_max = 3 * WAL_PAYLOAD_BYTES,
-		.head_seq = 0,
-		.head_lsn = 1,
-		.group_blocks_max = 5,
+	    .format_version = PMWAL_FORMAT_VERSION,
+	    .block_bytes = WAL_BLOCK_BYTES,
+	    .log_id = 0x70776d616c66757aull,
+	    .sb_seq = 1,
+	    .capacity_blocks = FUZZ_RING_BLOCKS,
+	    .epoch = epoch,
+	    .record_bytes_max = 3 * WAL_PAYLOAD_BYTES,
+	    .head_seq = 0,
+	    .head_lsn = 1,
+	    .group_blocks_max = 5,
 	};
 	wal_sb_encode(&sb, image);
 }
@@ -57,7 +57,8 @@ long fuzz_recover_bytes(const uint8_t *data, size_t size, int reseal)
 
 		if (pmwal_iter_open(w, 0, &it) == 0) {
 			/* Bounded: a ring holds fewer records than it has bytes. */
-			while (n < (long)bytes && pmwal_iter_next(it, &lsn, &rec, &len) == 1)
+			while (n < (long)bytes &&
+			       pmwal_iter_next(it, &lsn, &rec, &len) == 1)
 				n++;
 			pmwal_iter_close(it);
 		}

@@ -43,7 +43,8 @@ static void land_partial(struct sim_dev *s, const struct wal_io *ios, int count)
 			const uint8_t *src = (const uint8_t *)ios[i].buf + off;
 			bool land = s->tear == SIM_TEAR_ALL ||
 				    (s->tear == SIM_TEAR_PREFIX && k < s->tear_arg) ||
-				    ((s->tear == SIM_TEAR_RANDOM || s->tear == SIM_TEAR_GARBAGE) &&
+				    ((s->tear == SIM_TEAR_RANDOM ||
+				      s->tear == SIM_TEAR_GARBAGE) &&
 				     (splitmix(&rng) & 1));
 
 			if (!land)
@@ -68,8 +69,8 @@ static int sim_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
 	if (s->dead)
 		return -EIO;
 	for (int i = 0; i < count; i++)
-		if (ios[i].off + ios[i].len > s->dev.size_bytes || ios[i].off % SIM_SECTOR_BYTES ||
-		    ios[i].len % SIM_SECTOR_BYTES)
+		if (ios[i].off + ios[i].len > s->dev.size_bytes ||
+		    ios[i].off % SIM_SECTOR_BYTES || ios[i].len % SIM_SECTOR_BYTES)
 			return -EINVAL;
 	if (n == s->fail_at)
 		return s->fail_err;
@@ -100,7 +101,7 @@ static void sim_close(struct wal_dev *dev)
 	(void)dev; /* the test owns the sim and its image */
 }
 
-static const struct wal_dev_ops sim_ops = { sim_commit, sim_read, sim_close };
+static const struct wal_dev_ops sim_ops = {sim_commit, sim_read, sim_close};
 
 struct sim_dev *sim_new(uint64_t size_bytes)
 {

@@ -16,11 +16,11 @@
 #define SIM_SECTOR_BYTES 512u
 
 enum sim_tear {
-	SIM_TEAR_NONE = 0,   /* nothing of the commit lands */
-	SIM_TEAR_ALL,        /* every byte lands, but no ack is given */
-	SIM_TEAR_PREFIX,     /* the first `arg` sectors of the commit land */
-	SIM_TEAR_RANDOM,     /* a subset of sectors chosen by seed `arg` lands */
-	SIM_TEAR_GARBAGE,    /* sectors chosen by seed `arg` get garbage */
+	SIM_TEAR_NONE = 0, /* nothing of the commit lands */
+	SIM_TEAR_ALL,	   /* every byte lands, but no ack is given */
+	SIM_TEAR_PREFIX,   /* the first `arg` sectors of the commit land */
+	SIM_TEAR_RANDOM,   /* a subset of sectors chosen by seed `arg` lands */
+	SIM_TEAR_GARBAGE,  /* sectors chosen by seed `arg` get garbage */
 };
 
 struct sim_dev;

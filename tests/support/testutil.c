@@ -87,7 +87,7 @@ int tu_check(const void *buf, size_t len, uint64_t key)
 
 struct pmwal_options tu_sim_opts(uint32_t flags, uint64_t capacity_bytes)
 {
-	struct pmwal_options o = { 0 };
+	struct pmwal_options o = {0};
 
 	o.target = "sim";
 	o.flags = flags;

@@ -504,3 +504,67 @@ Test(wal, capacity_that_is_not_whole_blocks_is_rounded_down)
 	cr_assert_eq(pmwal_append(w, "odd", 3, NULL), 0);
 	pmwal_close(w);
 }
+
+/*
+ * io_uring refused, as a seccomp filter or kernel.io_uring_disabled does: a
+ * child installs a filter that fails io_uring_setup with EPERM, then opens.
+ */
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+static int refuse_io_uring(void)
+{
+	struct sock_filter f[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+Test(wal, refused_io_uring_says_so_and_the_pwritev_fallback_works)
+{
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 1 << 20);
+
+	pmwal_close(w);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		/* No Criterion calls in the child: exit codes carry the verdict. */
+		struct pmwal_options o = file_opts(0, 0);
+
+		if (refuse_io_uring())
+			_exit(10);
+		if (pmwal_open(&o, &w) != PMWAL_EUNSUPPORTED)
+			_exit(11);
+		if (!strstr(errbuf, "io_uring refused") || !strstr(errbuf, "--no-uring"))
+			_exit(12);
+		o.flags = PMWAL_OPEN_NO_URING;
+		if (pmwal_open(&o, &w) || pmwal_append(w, "fallback", 8, NULL))
+			_exit(13);
+		pmwal_close(w);
+		/* Read-only tools (verify) never need a ring. */
+		struct pmwal_report rep;
+
+		o.flags = 0;
+		if (pmwal_verify(&o, &rep) || rep.records != 1)
+			_exit(14);
+		_exit(0);
+	}
+	int status;
+
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "child died");
+	if (WEXITSTATUS(status) == 10)
+		cr_skip_test("seccomp filters are not available here");
+	cr_assert_eq(WEXITSTATUS(status), 0, "child step %d failed", WEXITSTATUS(status));
+}

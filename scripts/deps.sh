@@ -24,4 +24,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Chromium renders the report with its recommended fonts; the rest needs none.
+plain=() with_recommends=()
+for p in "${missing[@]}"; do
+	if [ "$p" = chromium ]; then with_recommends+=("$p"); else plain+=("$p"); fi
+done
+[ ${#plain[@]} -eq 0 ] || apt-get install -y -qq --no-install-recommends "${plain[@]}" >/dev/null
+[ ${#with_recommends[@]} -eq 0 ] || apt-get install -y -qq "${with_recommends[@]}" >/dev/null

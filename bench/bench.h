@@ -212,6 +212,9 @@ void io_fio_command(const struct io_spec *s, char *buf, size_t len);
 void io_jobname(const struct io_spec *s, char *buf, size_t len);
 
 /* --- target.c ----------------------------------------------------------- */
+/* "an ext2/3/4 filesystem" etc. when the target starts with a filesystem's
+ * superblock, else NULL (pmwal create uses it too). */
+const char *target_fs_magic(const char *target);
 /* Refuse (-1, message) to write to a filesystem or pmwal log without force. */
 int target_check_writable(const char *path, bool force, char *err, size_t errlen);
 /* Resolve "flash"/"pmem"/"emulated" to the default targets; fills @label. */

@@ -55,25 +55,37 @@ static bool holds_pmwal_log(const char *target)
 	return ret == 0 || ret == PMWAL_ECORRUPT;
 }
 
-int target_check_writable(const char *target, bool force, char *err, size_t errlen)
+const char *target_fs_magic(const char *target)
 {
 	const char *path = !strncmp(target, "pmem:", 5) ? target + 5 : target;
 	const char *what = NULL;
-	uint8_t *buf = calloc(1, PROBE_BYTES);
-	int fd = open(path, O_RDONLY);
+	uint8_t *buf;
+	int fd;
 
-	if (force || !buf || fd < 0 ||
-	    (target_is_region(target) && strncmp(target, "pmem:", 5)))
-		goto pmwal;
-	ssize_t n = pread(fd, buf, PROBE_BYTES, 0);
-	if (n > 0)
-		what = fs_magic(buf, (size_t)n);
-pmwal:
+	if (target_is_region(target) && strncmp(target, "pmem:", 5))
+		return NULL;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	buf = calloc(1, PROBE_BYTES);
+	if (buf) {
+		ssize_t n = pread(fd, buf, PROBE_BYTES, 0);
+
+		if (n > 0)
+			what = fs_magic(buf, (size_t)n);
+		free(buf);
+	}
+	close(fd);
+	return what;
+}
+
+int target_check_writable(const char *target, bool force, char *err, size_t errlen)
+{
+	const char *path = !strncmp(target, "pmem:", 5) ? target + 5 : target;
+	const char *what = force ? NULL : target_fs_magic(target);
+
 	if (!what && !force && holds_pmwal_log(target))
 		what = "a pmwal log";
-	if (fd >= 0)
-		close(fd);
-	free(buf);
 	if (!what)
 		return 0;
 	snprintf(err, errlen,

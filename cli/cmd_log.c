@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <sys/stat.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "pmwal.h"
 #include "util.h"
@@ -272,14 +274,34 @@ int cmd_create(int argc, char **argv)
 				 "--size BYTES is required for a log in a file");
 	if (!force) {
 		struct pmwal_report rep;
+		const char *path =
+		    !strncmp(c.target, "pmem:", 5) ? c.target + 5 : c.target;
+		const char *fs = target_fs_magic(c.target);
+		struct stat st;
 
 		init_opts(&o, &c);
 		if (pmwal_verify(&o, &rep) == 0) {
+			fprintf(
+			    stderr,
+			    "pmwal create: %s already holds a pmwal log (%llu records); "
+			    "pass --force to destroy it\n",
+			    c.target, (unsigned long long)rep.records);
+			return 2;
+		}
+		if (fs) {
 			fprintf(stderr,
-				"pmwal create: %s already holds a pmwal log (%llu "
-				"records); pass "
-				"--force to destroy it\n",
-				c.target, (unsigned long long)rep.records);
+				"pmwal create: %s holds %s; pass --force to destroy it\n",
+				path, fs);
+			return 2;
+		}
+		/* Never overwrite a user's file by mistake. */
+		if (strncmp(c.target, "fakepmr:", 8) && stat(path, &st) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_size > 0) {
+			fprintf(
+			    stderr,
+			    "pmwal create: %s exists and holds %lld bytes that are not a "
+			    "pmwal log; pass --force to overwrite it\n",
+			    path, (long long)st.st_size);
 			return 2;
 		}
 	}

@@ -100,6 +100,17 @@ check directory 2 "$pmwal" verify "$dir"
 expect directory_msg "is a directory"
 check char_device 2 "$pmwal" verify /dev/null
 expect char_device_msg "not a regular file or block device"
+echo "precious" >"$dir/user.txt"
+check create_over_user_file 2 "$pmwal" create "$dir/user.txt" --size 1M
+expect create_over_user_file_msg "not a pmwal log"
+[ "$(cat "$dir/user.txt")" = precious ] && passes=$((passes + 1)) ||
+	{ echo "FAIL: create changed a user's file"; fails=$((fails + 1)); }
+if command -v mkfs.ext4 >/dev/null; then
+	truncate -s 8M "$dir/fs.img" && mkfs.ext4 -q -F "$dir/fs.img"
+	check create_over_filesystem 2 "$pmwal" create "$dir/fs.img" --size 1M
+	expect create_over_filesystem_msg "ext2/3/4 filesystem"
+	check create_over_filesystem_forced 0 "$pmwal" create "$dir/fs.img" --size 1M --force
+fi
 check create_no_size 2 "$pmwal" create "$dir/nosize"
 expect create_no_size_msg "--size"
 check bad_pmr_address 2 "$pmwal" verify pmr:zzzz

@@ -38,8 +38,7 @@ static char target[512];
 
 static void setup(void)
 {
-	setenv("PMWAL_TEST_DIR", "/dev/shm", 1);
-	dir = tu_mkdtemp();
+	dir = tu_mkdtemp_shm();
 	cr_assert_not_null(dir, "mkdtemp: %s", strerror(errno));
 	snprintf(target, sizeof(target), "fakepmr:%s/log", dir);
 }

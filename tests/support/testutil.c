@@ -11,18 +11,29 @@
 #include "engine.h"
 #include "testutil.h"
 
-char *tu_mkdtemp(void)
+static char *mkdtemp_in(const char *base)
 {
-	const char *base = getenv("PMWAL_TEST_DIR");
 	char *dir = malloc(512);
 
-	/* /var/tmp: on a disk filesystem even where /tmp is tmpfs. */
-	snprintf(dir, 512, "%s/pmwal-test-XXXXXX", base ? base : "/var/tmp");
+	snprintf(dir, 512, "%s/pmwal-test-XXXXXX", base);
 	if (!mkdtemp(dir)) {
 		free(dir);
 		return NULL;
 	}
 	return dir;
+}
+
+char *tu_mkdtemp(void)
+{
+	const char *base = getenv("PMWAL_TEST_DIR");
+
+	/* /var/tmp: on a disk filesystem even where /tmp is tmpfs. */
+	return mkdtemp_in(base ? base : "/var/tmp");
+}
+
+char *tu_mkdtemp_shm(void)
+{
+	return mkdtemp_in("/dev/shm");
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -15,6 +15,8 @@
 
 /* A fresh directory on a disk filesystem (O_DIRECT works); removed by tu_rmdir. */
 char *tu_mkdtemp(void);
+/* The same on tmpfs (/dev/shm): emulated persistent memory lives there. */
+char *tu_mkdtemp_shm(void);
 void tu_rmdir(char *dir);
 /* dir + "/" + name, malloc'd. */
 char *tu_path(const char *dir, const char *name);

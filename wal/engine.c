@@ -30,6 +30,7 @@
 #define WAL_GROUP_BYTES_DEFAULT (1u << 20)
 #define WAL_QUEUE_DEPTH_MAX	4096u
 #define WAL_WINDOW_US_MAX	1000000u
+#define WAL_LEAD_CHAIN_MAX	4 /* groups one leader writes back to back */
 #define WAL_ITER_CHUNK_BLOCKS	64u /* 256 KiB read ahead per iterator */
 
 struct async_cb {
@@ -49,6 +50,7 @@ struct stage {
 	uint64_t nrecords;
 	struct async_cb *cbs;
 	size_t ncbs, cap_cbs;
+	pthread_cond_t cv; /* appenders waiting for this stage's group */
 };
 
 struct pmwal {
@@ -61,7 +63,7 @@ struct pmwal {
 	uint32_t group_bytes_max;
 
 	pthread_mutex_t mu;
-	pthread_cond_t cv_done; /* a group finished (durable or failed) */
+	pthread_cond_t cv_done; /* a group finished: room, close, release */
 	pthread_cond_t cv_work; /* committer: staged records wait */
 	pthread_mutex_t io_mu;	/* one device writer at a time (leader, release) */
 	struct stage stage[2];
@@ -487,6 +489,14 @@ static void seal_group(struct pmwal *w, struct stage *s, uint64_t durable_hint)
 	}
 }
 
+/* Wakes every waiter, whatever it waits for: failure, close. */
+static void wake_all(struct pmwal *w)
+{
+	pthread_cond_broadcast(&w->stage[0].cv);
+	pthread_cond_broadcast(&w->stage[1].cv);
+	pthread_cond_broadcast(&w->cv_done);
+}
+
 static void run_callbacks(struct stage *s, int status)
 {
 	for (size_t i = 0; i < s->ncbs; i++)
@@ -500,6 +510,9 @@ static void run_callbacks(struct stage *s, int status)
  */
 static int wal_lead(struct pmwal *w)
 {
+	int chain = 0;
+
+again:
 	w->leading = true;
 	if (w->window_us && w->stage[w->active].nblocks > 0) {
 		/* Gather: wait for the window, or until the group is full. */
@@ -520,7 +533,7 @@ static int wal_lead(struct pmwal *w)
 
 	if (s->nblocks == 0 || w->failed) {
 		w->leading = false;
-		pthread_cond_broadcast(&w->cv_done);
+		wake_all(w);
 		return w->failed;
 	}
 	w->active ^= 1;
@@ -576,7 +589,21 @@ static int wal_lead(struct pmwal *w)
 	}
 	stage_reset(s);
 	w->leading = false;
+	/* Wake only the appenders of this group (and room or close waiters);
+	 * those of the next group sleep on until it is written. */
+	pthread_cond_broadcast(&s->cv);
 	pthread_cond_broadcast(&w->cv_done);
+	if (w->failed)
+		wake_all(w);
+	if (!rc && !w->failed && w->stage[w->active].nblocks > 0 &&
+	    w->policy == PMWAL_COMMIT_DURABLE) {
+		/* The next group is waiting. Writing it at once keeps the device
+		 * busy; a handoff would first have to wake a thread on a busy
+		 * machine. Bounded, so one caller is not held for long. */
+		if (++chain < WAL_LEAD_CHAIN_MAX)
+			goto again;
+		pthread_cond_signal(&w->stage[w->active].cv);
+	}
 	return rc;
 }
 
@@ -586,10 +613,15 @@ static int wait_durable(struct pmwal *w, uint64_t lsn)
 	while (w->durable_lsn < lsn) {
 		if (w->failed)
 			return PMWAL_EFAILED;
-		if (!w->leading)
+		if (!w->leading) {
 			wal_lead(w);
-		else
-			pthread_cond_wait(&w->cv_done, &w->mu);
+			continue;
+		}
+		/* In flight, or staged in the open group behind it. */
+		struct stage *open = &w->stage[w->active];
+		bool in_open = open->nrecords && lsn >= open->first_lsn;
+
+		pthread_cond_wait(&w->stage[w->active ^ !in_open].cv, &w->mu);
 	}
 	return 0;
 }
@@ -626,8 +658,8 @@ static int start_committer(struct pmwal *w)
 /*
  * Writes a trailer (format.c): one empty block whose durable_lsn attests every
  * record before it, so that damage to the last group of records reads as
- * corruption, not as a torn tail. Called with no group in flight (open, close).
- * Skipped when the ring has no free block: the next group attests instead.
+ * corruption, not as a torn tail. Called with no group in flight (open, close)
+ * and io_mu held, then mu (release's order). Skipped when the ring has no free block: the next group attests instead.
  */
 static int write_trailer(struct pmwal *w)
 {
@@ -658,9 +690,7 @@ static int write_trailer(struct pmwal *w)
 	struct wal_io io = {b, (WAL_HDR_BYTES + sector - 1) / sector * sector,
 			    wal_slot_offset(slot)};
 
-	pthread_mutex_lock(&w->io_mu);
 	rc = w->dev->ops->commit(w->dev, &io, 1);
-	pthread_mutex_unlock(&w->io_mu);
 	free(b);
 	if (rc)
 		return rc;
@@ -851,7 +881,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 		w->sb.head_lsn = lsn;
 		w->head_seq = seq;
 		w->head_lsn = lsn;
-		pthread_cond_broadcast(&w->cv_done);
+		wake_all(w);
 	}
 	pthread_mutex_unlock(&w->mu);
 out:
@@ -889,6 +919,7 @@ static void free_handle(struct pmwal *w)
 	for (int i = 0; i < 2; i++) {
 		free(w->stage[i].buf);
 		free(w->stage[i].cbs);
+		pthread_cond_destroy(&w->stage[i].cv);
 	}
 	pthread_mutex_destroy(&w->mu);
 	pthread_mutex_destroy(&w->io_mu);
@@ -948,7 +979,9 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	w->sb = sb;
 	/* Attest what recovery kept (and overwrite any torn remains). */
 	if (!tail.trailer && w->durable_lsn >= w->head_lsn) {
+		pthread_mutex_lock(&w->io_mu);
 		rc = write_trailer(w);
+		pthread_mutex_unlock(&w->io_mu);
 		if (rc) {
 			snprintf(err, errlen,
 				 "%s: writing the trailer after recovery: %s", w->target,
@@ -975,6 +1008,8 @@ int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pm
 	pthread_mutex_init(&w->io_mu, NULL);
 	pthread_cond_init(&w->cv_done, NULL);
 	pthread_cond_init(&w->cv_work, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_cond_init(&w->stage[i].cv, NULL);
 	w->flags = opt->flags;
 	w->policy = opt->commit_policy;
 	w->window_us = opt->group_window_us;
@@ -1076,15 +1111,20 @@ int pmwal_close(struct pmwal *w)
 		w->closing = true;
 		while (w->leading)
 			pthread_cond_wait(&w->cv_done, &w->mu);
-		if (!w->failed && !rc && w->trailer_needed) {
+		/* io_mu before mu, as release takes them. */
+		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_lock(&w->io_mu);
+		pthread_mutex_lock(&w->mu);
+		if (!w->failed && !rc && w->trailer_needed && !w->leading) {
 			rc = write_trailer(w);
 			if (rc)
 				set_err(w, "%s: writing the trailer at close: %s",
 					w->target, pmwal_strerror(rc));
 		}
 		pthread_cond_broadcast(&w->cv_work);
-		pthread_cond_broadcast(&w->cv_done);
+		wake_all(w);
 		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->io_mu);
 		if (w->committer_started)
 			pthread_join(w->committer, NULL);
 		/* Callbacks of records that never became durable hear so once. */

@@ -121,6 +121,7 @@ struct run_result {
 extern volatile sig_atomic_t bench_stop;
 void bench_install_sigint(void);
 uint64_t now_ns(void);
+const char *bench_clock_name(void); /* what now_ns() reads */
 void sleep_ns(uint64_t ns);
 uint64_t rng_next(uint64_t *state);
 

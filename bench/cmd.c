@@ -634,6 +634,7 @@ int cmd_bench(int argc, char **argv)
 		c.report_dir = "pmwal-report";
 	bench_stop = 0;
 	bench_install_sigint();
+	(void)bench_clock_name(); /* calibrate before any thread reads the clock */
 	if (!c.quiet)
 		table_header();
 	if (run(&c) < 0) {

@@ -154,17 +154,19 @@ static void *appender(void *arg)
 	pthread_barrier_wait(&t->sh->start);
 	t->st.start_ns = now_ns() + s->ramp_ns;
 	t->st.end_ns = t->st.start_ns + s->runtime_ns;
+	uint64_t now = now_ns();
+
 	while (!bench_stop && !__atomic_load_n(&t->sh->abort, __ATOMIC_RELAXED) &&
-	       now_ns() < t->st.end_ns) {
+	       now < t->st.end_ns) {
 		uint64_t lsn, t0;
 		int ret = append_one(t, &lsn, &t0);
 		if (ret) {
 			thread_fail(t, ret, "append");
 			break;
 		}
+		now = now_ns();
 		if (!buffered) {
-			uint64_t t1 = now_ns();
-			tstats_record(&t->st, DIR_WRITE, s->record_bytes, t1 - t0, t1);
+			tstats_record(&t->st, DIR_WRITE, s->record_bytes, now - t0, now);
 			continue;
 		}
 		if (t->count == LOG_PENDING_MAX) {

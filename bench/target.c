@@ -277,6 +277,7 @@ json_t *environment_json(const char **targets, int ntargets, json_t *options)
 #else
 	json_object_set_new(env, "liburing", json_string("< 2.4 (no version macros)"));
 #endif
+	json_object_set_new(env, "clock", json_string(bench_clock_name()));
 	json_object_set_new(env, "histogram",
 			    json_pack("{s:s,s:i,s:f}", "kind", "log-linear",
 				      "sub_buckets", HIST_SUB_COUNT, "rel_error_bound",

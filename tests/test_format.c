@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "xxh.h"
 
 static struct wal_sb sample_sb(void)
 {
@@ -225,4 +226,38 @@ Test(format, blocks_for_bytes_covers_padding)
 	cr_assert_eq(wal_blocks_for_bytes(WAL_PAYLOAD_BYTES), 2);
 	cr_assert_geq(wal_blocks_for_bytes(16u << 20) * (uint64_t)WAL_PAYLOAD_BYTES,
 		      16u << 20);
+}
+
+/* The engine checksums a block from where its pieces are (wal_xxh3v); it
+ * must equal the hash of the same bytes in one buffer, for any split. */
+Test(format, xxh3_over_pieces_equals_xxh3_over_one_buffer)
+{
+	static uint8_t buf[9000];
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		buf[i] = (uint8_t)x;
+	}
+	for (int round = 0; round < 2000; round++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t len = round < 300 ? (size_t)round : x % sizeof(buf);
+		struct iovec v[8];
+		int n = 0;
+		size_t at = 0;
+
+		while (at < len && n < 7) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			size_t take = x % (len - at + 1);
+
+			v[n++] = (struct iovec){buf + at, take};
+			at += take;
+		}
+		v[n++] = (struct iovec){buf + at, len - at};
+		uint64_t seed = round % 3 ? (uint64_t)round : 0;
+
+		cr_assert_eq(wal_xxh3v(v, n, seed), wal_xxh3(buf, len, seed),
+			     "len %zu in %d pieces, seed %llu", len, n,
+			     (unsigned long long)seed);
+	}
 }

@@ -294,8 +294,10 @@ static int file_register_buffers(struct wal_dev *dev, void *const *bufs,
 	return 0;
 }
 
-static const struct wal_dev_ops uring_ops = {uring_commit, file_read, file_close};
-static const struct wal_dev_ops psync_ops = {psync_commit, file_read, file_close};
+static const struct wal_dev_ops uring_ops = {
+    .commit = uring_commit, .read = file_read, .close = file_close};
+static const struct wal_dev_ops psync_ops = {
+    .commit = psync_commit, .read = file_read, .close = file_close};
 
 /* The device's atomic write unit from statx, raw because glibc 2.36 predates it. */
 static void probe_atomic(struct file_dev *f, uint32_t *unit_min, uint32_t *unit_max)

@@ -33,7 +33,7 @@ static bool in_bounds(const struct wal_dev *dev, uint64_t off, size_t len)
 	return off <= dev->size_bytes && len <= dev->size_bytes - off;
 }
 
-static int pmem_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
+static int pmem_store(struct wal_dev *dev, const struct wal_io *ios, int count)
 {
 	struct wal_dev_pmem *d = to_pmem(dev);
 
@@ -46,7 +46,19 @@ static int pmem_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
 			return -EINVAL;
 	for (int i = 0; i < count; i++)
 		pmr_copy_nodrain(d->region, ios[i].off, ios[i].buf, ios[i].len);
-	return pmr_barrier(d->region);
+	return 0;
+}
+
+static int pmem_barrier(struct wal_dev *dev)
+{
+	return pmr_barrier(to_pmem(dev)->region);
+}
+
+static int pmem_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
+{
+	int rc = pmem_store(dev, ios, count);
+
+	return rc ? rc : pmem_barrier(dev);
 }
 
 static int pmem_read(struct wal_dev *dev, void *buf, size_t len, uint64_t off)
@@ -69,6 +81,8 @@ static void pmem_close(struct wal_dev *dev)
 
 static const struct wal_dev_ops pmem_ops = {
     .commit = pmem_commit,
+    .store = pmem_store,
+    .barrier = pmem_barrier,
     .read = pmem_read,
     .close = pmem_close,
 };

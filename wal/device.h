@@ -49,6 +49,14 @@ struct wal_dev_ops {
 	int (*read)(struct wal_dev *dev, void *buf, size_t len, uint64_t off);
 	/* Release everything; the device is freed. */
 	void (*close)(struct wal_dev *dev);
+	/*
+	 * Mapped devices only (NULL elsewhere): commit() in two halves, so the
+	 * engine can store a group piece by piece from where its bytes already
+	 * are. store() copies with non-temporal stores and no drain, at any
+	 * alignment; barrier() makes every store before it durable.
+	 */
+	int (*store)(struct wal_dev *dev, const struct wal_io *ios, int count);
+	int (*barrier)(struct wal_dev *dev);
 };
 
 /* Fields every device fills at open. */

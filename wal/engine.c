@@ -16,6 +16,7 @@
  * group at once. Bounds: a group holds at most group_blocks_max blocks;
  * appenders that do not fit wait for the buffer swap.
  */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -26,11 +27,12 @@
 #include <time.h>
 
 #include "engine.h"
+#include "xxh.h"
 
 #define WAL_GROUP_BYTES_DEFAULT (1u << 20)
 #define WAL_QUEUE_DEPTH_MAX	4096u
 #define WAL_WINDOW_US_MAX	1000000u
-#define WAL_LEAD_CHAIN_MAX	4 /* groups one leader writes back to back */
+#define WAL_LEAD_CHAIN_MAX	4   /* groups one leader writes back to back */
 #define WAL_ITER_CHUNK_BLOCKS	64u /* 256 KiB read ahead per iterator */
 
 struct async_cb {
@@ -67,8 +69,11 @@ struct pmwal {
 	pthread_cond_t cv_work; /* committer: staged records wait */
 	pthread_mutex_t io_mu;	/* one device writer at a time (leader, release) */
 	struct stage stage[2];
-	int active;   /* the stage accepting records */
-	bool leading; /* a group is being written */
+	int active;		/* the stage accepting records */
+	uint8_t *dscratch;	/* mapped media: block images for direct groups */
+	struct wal_io *dio;	/* and their pieces, stored all at once */
+	uint32_t direct_blocks; /* blocks of the direct group in flight */
+	bool leading;		/* a group is being written */
 	bool closing;
 	bool committer_started;
 	pthread_t committer;
@@ -392,7 +397,7 @@ static uint32_t fill_of(const uint8_t *block)
 
 static uint64_t staged_blocks(const struct pmwal *w)
 {
-	return (uint64_t)w->stage[0].nblocks + w->stage[1].nblocks;
+	return (uint64_t)w->stage[0].nblocks + w->stage[1].nblocks + w->direct_blocks;
 }
 
 /*
@@ -659,7 +664,8 @@ static int start_committer(struct pmwal *w)
  * Writes a trailer (format.c): one empty block whose durable_lsn attests every
  * record before it, so that damage to the last group of records reads as
  * corruption, not as a torn tail. Called with no group in flight (open, close)
- * and io_mu held, then mu (release's order). Skipped when the ring has no free block: the next group attests instead.
+ * and io_mu held, then mu (release's order). Skipped when the ring has no free block: the
+ * next group attests instead.
  */
 static int write_trailer(struct pmwal *w)
 {
@@ -700,6 +706,277 @@ static int write_trailer(struct pmwal *w)
 	return 0;
 }
 
+/* ---- direct groups on mapped media --------------------------------------- */
+
+/*
+ * On a mapped medium (pmem, PMR) a group that holds only the calling
+ * appender's records skips the staging buffer. Payload runs of at least
+ * WAL_DIRECT_RUN bytes are stored from the caller's buffer straight into the
+ * mapping with non-temporal stores and no drain; block headers and short
+ * pieces go through one scratch block image. Each block's checksum is
+ * computed over the same pieces in order (wal_xxh3v), and one barrier makes
+ * the whole group durable. The blocks are byte for byte those the staging
+ * path writes: the layout rules are stage_copy's.
+ */
+#define WAL_DIRECT_RUN	  256u
+#define WAL_DIRECT_SEGS	  48
+#define WAL_DIRECT_BLOCKS 16u /* larger groups take the staging path */
+
+struct dseg {
+	const uint8_t *src;
+	uint32_t off; /* from the start of the block */
+	uint32_t len;
+	bool scratch; /* src is in the scratch image, at off */
+};
+
+struct dblock {
+	uint8_t *img;  /* scratch image: header and short pieces */
+	uint32_t fill; /* payload bytes laid out */
+	int nseg;
+	struct dseg seg[WAL_DIRECT_SEGS]; /* payload, in order */
+};
+
+/* Blocks that @count records take as one group (stage_copy's rules), or 0 if
+ * one of them is not a valid record for this log. */
+static uint64_t layout_blocks(const struct pmwal *w, const struct iovec *recs, int count)
+{
+	uint64_t n = 0, fill = WAL_PAYLOAD_BYTES;
+
+	for (int i = 0; i < count; i++) {
+		uint64_t len = recs[i].iov_len;
+
+		if (len == 0 || len > w->sb.record_bytes_max)
+			return 0;
+		if (WAL_PAYLOAD_BYTES - fill < WAL_REC_HDR_BYTES) {
+			n++;
+			fill = 0;
+		}
+		fill += WAL_REC_HDR_BYTES;
+		while (len > 0) {
+			if (fill == WAL_PAYLOAD_BYTES) {
+				n++;
+				fill = 0;
+			}
+			uint64_t take = WAL_PAYLOAD_BYTES - fill < len
+					    ? WAL_PAYLOAD_BYTES - fill
+					    : len;
+
+			fill += take;
+			len -= take;
+		}
+	}
+	return n;
+}
+
+static void db_begin(struct dblock *d, uint64_t lsn)
+{
+	memset(d->img, 0, WAL_HDR_BYTES);
+	wal_put16(d->img + 14, WAL_NO_RECORD);
+	wal_put64(d->img + 40, lsn);
+	d->fill = 0;
+	d->nseg = 0;
+}
+
+/* Copies @len bytes into the image at @off, as a scratch piece. */
+static void db_scratch(struct dblock *d, const void *src, uint32_t off, uint32_t len)
+{
+	struct dseg *last = d->nseg ? &d->seg[d->nseg - 1] : NULL;
+
+	if (len == 0)
+		return;
+	memcpy(d->img + off, src, len);
+	if (last && last->scratch) {
+		last->len += len; /* scratch pieces are always contiguous */
+		return;
+	}
+	d->seg[d->nseg++] = (struct dseg){d->img + off, off, len, true};
+}
+
+/*
+ * Lays @len payload bytes from @src at the block's fill point. Only whole
+ * cache lines go straight from @src: a partial line stored on its own would
+ * need a flush of its own, and stores into the line next to it another.
+ */
+static void db_put(struct dblock *d, const void *src, uint32_t len)
+{
+	const uint8_t *p = src;
+	uint32_t off = WAL_HDR_BYTES + d->fill;
+	uint32_t a = (off + 63) & ~63u, b = (off + len) & ~63u;
+
+	d->fill += len;
+	/* A direct piece leaves room for one scratch piece after it. */
+	if (b < a + WAL_DIRECT_RUN || d->nseg > WAL_DIRECT_SEGS - 3) {
+		db_scratch(d, p, off, len);
+		return;
+	}
+	db_scratch(d, p, off, a - off);
+	d->seg[d->nseg++] = (struct dseg){p + (a - off), a, b - a, false};
+	db_scratch(d, p + (b - off), b, off + len - b);
+}
+
+/* Seals the block laid out in @d as block @idx of @n at @seq, and appends
+ * its pieces to @io (*nio of them so far). */
+static void db_end(struct pmwal *w, struct dblock *d, uint64_t seq, uint32_t idx,
+		   uint32_t n, uint64_t hint, uint64_t *prev, struct wal_io *io, int *nio)
+{
+	uint64_t slot = seq % w->sb.capacity_blocks, base = wal_slot_offset(slot);
+	struct wal_block_hdr h = {
+	    .payload_bytes = (uint16_t)d->fill,
+	    .first_rec = wal_get16(d->img + 14),
+	    .log_id = w->sb.log_id,
+	    .seq = seq,
+	    .prev_checksum = *prev,
+	    .first_lsn = wal_get64(d->img + 40),
+	    .durable_lsn = hint,
+	    .epoch = w->sb.epoch,
+	    .group_index = idx,
+	    .group_blocks = n,
+	};
+	struct iovec hv[WAL_DIRECT_SEGS + 1];
+	uint32_t head = WAL_HDR_BYTES;
+	int first = 0, nh = 0;
+
+	wal_block_encode_hdr(&h, d->img);
+	if (d->nseg && d->seg[0].scratch) { /* follows the header in the image */
+		head += d->seg[0].len;
+		first = 1;
+	}
+	hv[nh++] = (struct iovec){d->img + 8, head - 8};
+	for (int i = first; i < d->nseg; i++) {
+		const struct dseg *g = &d->seg[i];
+
+		hv[nh++] = (struct iovec){(void *)g->src, g->len};
+		if (!g->scratch) {
+			io[(*nio)++] = (struct wal_io){g->src, g->len, base + g->off};
+			continue;
+		}
+		/* Whole lines of the image: their other bytes are the block's. */
+		uint32_t lo = g->off & ~63u, hi = (g->off + g->len + 63) & ~63u;
+
+		io[(*nio)++] = (struct wal_io){d->img + lo, hi - lo, base + lo};
+	}
+	*prev = wal_xxh3v(hv, nh, slot);
+	wal_put64(d->img, *prev);
+	io[(*nio)++] = (struct wal_io){d->img, (head + 63) & ~63u, base};
+}
+
+/*
+ * Stores @count records from LSN @lsn as one group of @n blocks at @seq0. All
+ * the cached work (layout, checksums) comes first and the non-temporal stores
+ * after it, back to back: a cached store issued behind non-temporal ones
+ * waits for them.
+ */
+static int direct_store(struct pmwal *w, const struct iovec *recs, int count,
+			uint64_t lsn, uint64_t seq0, uint32_t n, uint64_t hint,
+			uint64_t *prev)
+{
+	struct dblock d = {.img = w->dscratch, .fill = WAL_PAYLOAD_BYTES};
+	uint32_t idx = 0;
+	bool started = false;
+	int nio = 0;
+
+	for (int r = 0; r < count; r++, lsn++) {
+		const uint8_t *src = recs[r].iov_base;
+		size_t len = recs[r].iov_len;
+		uint8_t rec_hdr[WAL_REC_HDR_BYTES];
+
+		if (WAL_PAYLOAD_BYTES - d.fill < WAL_REC_HDR_BYTES) {
+			if (started) {
+				db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio,
+				       &nio);
+				d.img = w->dscratch + (size_t)++idx * WAL_BLOCK_BYTES;
+			}
+			started = true;
+			db_begin(&d, lsn);
+		}
+		if (wal_get16(d.img + 14) == WAL_NO_RECORD) {
+			wal_put16(d.img + 14, (uint16_t)d.fill);
+			wal_put64(d.img + 40, lsn);
+		}
+		wal_put32(rec_hdr, (uint32_t)len);
+		db_put(&d, rec_hdr, WAL_REC_HDR_BYTES);
+		while (len > 0) {
+			if (d.fill == WAL_PAYLOAD_BYTES) {
+				db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio,
+				       &nio);
+				d.img = w->dscratch + (size_t)++idx * WAL_BLOCK_BYTES;
+				db_begin(&d, lsn);
+			}
+			size_t take = WAL_PAYLOAD_BYTES - d.fill < len
+					  ? WAL_PAYLOAD_BYTES - d.fill
+					  : len;
+
+			db_put(&d, src, (uint32_t)take);
+			src += take;
+			len -= take;
+		}
+	}
+	assert(idx + 1 == n);
+	db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio, &nio);
+	return w->dev->ops->store(w->dev, w->dio, nio);
+}
+
+/*
+ * The caller's records as a group of their own, written straight into the
+ * mapping (mu held; returns with mu held). -EAGAIN: not possible now (a
+ * group in flight or staged, no room, a bad record): stage them instead,
+ * which waits or reports exactly what is wrong.
+ */
+static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
+			 uint64_t *first)
+{
+	if (w->leading || w->stage[w->active].nblocks || w->failed || w->closing)
+		return -EAGAIN;
+	uint64_t n = layout_blocks(w, recs, count);
+
+	if (n == 0 || n > WAL_DIRECT_BLOCKS || n > w->stage[0].cap_blocks ||
+	    w->next_seq - w->head_seq + staged_blocks(w) + n > w->sb.capacity_blocks)
+		return -EAGAIN;
+	uint64_t lsn0 = w->next_lsn, seq0 = w->next_seq, hint = w->durable_lsn;
+	uint64_t prev = w->prev_checksum;
+
+	w->leading = true;
+	w->direct_blocks = (uint32_t)n;
+	w->next_lsn += (uint64_t)count;
+	*first = lsn0;
+	pthread_mutex_unlock(&w->mu);
+
+	pthread_mutex_lock(&w->io_mu);
+	int rc = direct_store(w, recs, count, lsn0, seq0, (uint32_t)n, hint, &prev);
+
+	if (!rc)
+		rc = w->dev->ops->barrier(w->dev);
+	pthread_mutex_unlock(&w->io_mu);
+
+	pthread_mutex_lock(&w->mu);
+	w->direct_blocks = 0;
+	w->leading = false;
+	if (rc) {
+		if (!w->failed)
+			w->failed = rc;
+		set_err(
+		    w,
+		    "%s: group write of blocks %llu..%llu (LSN %llu..%llu) failed: %s; "
+		    "nothing more is acknowledged, reopen the log",
+		    w->target, (unsigned long long)seq0,
+		    (unsigned long long)(seq0 + n - 1), (unsigned long long)lsn0,
+		    (unsigned long long)(lsn0 + count - 1), pmwal_strerror(rc));
+		wake_all(w);
+		return PMWAL_EFAILED;
+	}
+	w->next_seq += n;
+	w->prev_checksum = prev;
+	w->durable_lsn = lsn0 + (uint64_t)count - 1;
+	w->groups_written++;
+	w->records_written += (uint64_t)count;
+	w->trailer_needed = true;
+	pthread_cond_broadcast(&w->cv_done);
+	/* Appenders that came meanwhile staged their records: write them now. */
+	if (w->stage[w->active].nblocks > 0)
+		wal_lead(w);
+	return 0;
+}
+
 /* ---- public append API -------------------------------------------------- */
 
 static int append_common(struct pmwal *w, const struct iovec *recs, int count,
@@ -713,6 +990,14 @@ static int append_common(struct pmwal *w, const struct iovec *recs, int count,
 	if (w->flags & PMWAL_OPEN_READONLY)
 		return PMWAL_EREADONLY;
 	pthread_mutex_lock(&w->mu);
+	if (wait && w->dscratch && !w->window_us) {
+		rc = append_direct(w, recs, count, &lsn);
+		if (rc != -EAGAIN) {
+			if (!rc && first)
+				*first = lsn;
+			goto out;
+		}
+	}
 	rc = stage_add(w, recs, count, &lsn);
 	if (rc)
 		goto out;
@@ -907,6 +1192,14 @@ static int alloc_stages(struct pmwal *w)
 	}
 	if (w->dev->register_buffers)
 		w->dev->register_buffers(w->dev, bufs, lens, 2);
+	if ((w->dev->caps & WAL_CAP_MAPPED) && w->dev->ops->store &&
+	    w->dev->ops->barrier) {
+		w->dscratch = wal_alloc_io((size_t)WAL_DIRECT_BLOCKS * WAL_BLOCK_BYTES);
+		w->dio = calloc((size_t)WAL_DIRECT_BLOCKS * (WAL_DIRECT_SEGS + 1),
+				sizeof(*w->dio));
+		if (!w->dscratch || !w->dio)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -921,6 +1214,8 @@ static void free_handle(struct pmwal *w)
 		free(w->stage[i].cbs);
 		pthread_cond_destroy(&w->stage[i].cv);
 	}
+	free(w->dscratch);
+	free(w->dio);
 	pthread_mutex_destroy(&w->mu);
 	pthread_mutex_destroy(&w->io_mu);
 	pthread_cond_destroy(&w->cv_done);

@@ -9,10 +9,24 @@
 
 uint64_t wal_xxh3_avx2(const void *data, size_t len, uint64_t seed);
 uint64_t wal_xxh3_avx512(const void *data, size_t len, uint64_t seed);
+uint64_t wal_xxh3v_avx2(const struct iovec *v, int n, uint64_t seed);
+uint64_t wal_xxh3v_avx512(const struct iovec *v, int n, uint64_t seed);
 
 static uint64_t xxh3_base(const void *data, size_t len, uint64_t seed)
 {
 	return XXH3_64bits_withSeed(data, len, seed);
+}
+
+static uint64_t xxh3v_base(const struct iovec *v, int n, uint64_t seed)
+{
+	XXH3_state_t st;
+
+	XXH3_INITSTATE(&st);
+	st.extSecret = NULL;
+	XXH3_64bits_reset_withSeed(&st, seed);
+	for (int i = 0; i < n; i++)
+		XXH3_64bits_update(&st, v[i].iov_base, v[i].iov_len);
+	return XXH3_64bits_digest(&st);
 }
 
 #if defined(__x86_64__)
@@ -34,9 +48,33 @@ uint64_t wal_xxh3(const void *data, size_t len, uint64_t seed)
 		__atomic_store_n(&fn, pick(), __ATOMIC_RELAXED);
 	return __atomic_load_n(&fn, __ATOMIC_RELAXED)(data, len, seed);
 }
+
+typedef uint64_t (*xxh3v_fn)(const struct iovec *, int, uint64_t);
+
+static xxh3v_fn pickv(void)
+{
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		return wal_xxh3v_avx512;
+	return __builtin_cpu_supports("avx2") ? wal_xxh3v_avx2 : xxh3v_base;
+}
+
+uint64_t wal_xxh3v(const struct iovec *v, int n, uint64_t seed)
+{
+	static xxh3v_fn fn;
+
+	if (!__atomic_load_n(&fn, __ATOMIC_RELAXED))
+		__atomic_store_n(&fn, pickv(), __ATOMIC_RELAXED);
+	return __atomic_load_n(&fn, __ATOMIC_RELAXED)(v, n, seed);
+}
 #else
 uint64_t wal_xxh3(const void *data, size_t len, uint64_t seed)
 {
 	return xxh3_base(data, len, seed);
+}
+
+uint64_t wal_xxh3v(const struct iovec *v, int n, uint64_t seed)
+{
+	return xxh3v_base(v, n, seed);
 }
 #endif

@@ -13,7 +13,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 uint64_t wal_xxh3(const void *data, size_t len, uint64_t seed);
+/* The same hash over the concatenation of @n pieces (streaming XXH3): equal
+ * to wal_xxh3() over one buffer holding them back to back. */
+uint64_t wal_xxh3v(const struct iovec *v, int n, uint64_t seed);
 
 #endif

@@ -101,7 +101,8 @@ static void sim_close(struct wal_dev *dev)
 	(void)dev; /* the test owns the sim and its image */
 }
 
-static const struct wal_dev_ops sim_ops = {sim_commit, sim_read, sim_close};
+static const struct wal_dev_ops sim_ops = {
+    .commit = sim_commit, .read = sim_read, .close = sim_close};
 
 struct sim_dev *sim_new(uint64_t size_bytes)
 {

@@ -50,6 +50,8 @@ enum {
 	O_FORCE,
 	O_QUICK,
 	O_NOFIXED,
+	O_NOURING,
+	O_FDATASYNC,
 	O_PRIM_TIME,
 	O_HELP,
 	O_QUIET,
@@ -95,6 +97,8 @@ static const struct option long_opts[] = {
     {"force", no_argument, NULL, O_FORCE},
     {"quick", no_argument, NULL, O_QUICK},
     {"no-fixed", no_argument, NULL, O_NOFIXED},
+    {"no-uring", no_argument, NULL, O_NOURING},
+    {"fdatasync", no_argument, NULL, O_FDATASYNC},
     {"prim-time", required_argument, NULL, O_PRIM_TIME},
     {"quiet", no_argument, NULL, O_QUIET},
     {"no-primitives", no_argument, NULL, O_NOPRIM},
@@ -119,6 +123,7 @@ static void usage(FILE *f)
 	    "  log          durable appends: --record-size 4k --threads 1\n"
 	    "               --commit durable|buffered --group-window-us N --capacity "
 	    "256m\n"
+	    "               --no-uring (pwritev2) --fdatasync (flush, not FUA)\n"
 	    "               then each durability primitive alone (--no-primitives)\n"
 	    "  recovery     fill a log (--size 1g, --record-size 4k), time pmwal_open\n"
 	    "  primitives   fdatasync / O_DSYNC / RWF_DSYNC / pmem barrier, each alone\n"
@@ -288,6 +293,12 @@ static int parse_engine(struct bench_ctx *c, int opt, const char *arg)
 		return 0;
 	case O_NOFIXED:
 		c->io.no_fixed = true;
+		return 0;
+	case O_NOURING:
+		c->log.open_flags |= PMWAL_OPEN_NO_URING;
+		return 0;
+	case O_FDATASYNC:
+		c->log.open_flags |= PMWAL_OPEN_FDATASYNC;
 		return 0;
 	case O_DIRECT:
 		if (strcmp(arg, "0") && strcmp(arg, "1"))

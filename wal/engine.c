@@ -494,6 +494,16 @@ static void seal_group(struct pmwal *w, struct stage *s, uint64_t durable_hint)
 	}
 }
 
+/*
+ * Publishes a new durable end (mu held) with one 8-byte atomic store, after
+ * the group's barrier or flush returned: pmwal_durable_lsn() reads it without
+ * the lock, and every record up to it is durable once it is seen.
+ */
+static void publish_durable(struct pmwal *w, uint64_t lsn)
+{
+	__atomic_store_n(&w->durable_lsn, lsn, __ATOMIC_RELEASE);
+}
+
 /* Wakes every waiter, whatever it waits for: failure, close. */
 static void wake_all(struct pmwal *w)
 {
@@ -581,7 +591,7 @@ again:
 	} else {
 		w->next_seq += s->nblocks;
 		w->prev_checksum = wal_get64(stage_block(s, s->nblocks - 1));
-		w->durable_lsn = s->last_lsn;
+		publish_durable(w, s->last_lsn);
 		w->groups_written++;
 		w->records_written += s->nrecords;
 		w->trailer_needed = true;
@@ -966,7 +976,7 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 	}
 	w->next_seq += n;
 	w->prev_checksum = prev;
-	w->durable_lsn = lsn0 + (uint64_t)count - 1;
+	publish_durable(w, lsn0 + (uint64_t)count - 1);
 	w->groups_written++;
 	w->records_written += (uint64_t)count;
 	w->trailer_needed = true;
@@ -1100,14 +1110,8 @@ int pmwal_sync(struct pmwal *w)
 
 uint64_t pmwal_durable_lsn(struct pmwal *w)
 {
-	uint64_t lsn;
-
-	if (!w)
-		return 0;
-	pthread_mutex_lock(&w->mu);
-	lsn = w->durable_lsn;
-	pthread_mutex_unlock(&w->mu);
-	return lsn;
+	/* Lock-free: see publish_durable(). */
+	return w ? __atomic_load_n(&w->durable_lsn, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* ---- release ------------------------------------------------------------ */

@@ -155,6 +155,17 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 			next++;
 			inflight++;
 		}
+		if (f->dev.submitted) {
+			/* Submit first, let the engine work, then wait. */
+			int s = io_uring_submit(&f->ring);
+
+			if (s < 0) {
+				rc = s;
+				break;
+			}
+			f->dev.submitted(f->dev.submitted_arg);
+			f->dev.submitted = NULL;
+		}
 		int s = io_uring_submit_and_wait(&f->ring, 1);
 
 		if (s < 0) {

@@ -71,6 +71,10 @@ struct wal_dev {
 	 * by wal_dev_register_buffers(), optional for a device. */
 	int (*register_buffers)(struct wal_dev *dev, void *const *bufs,
 				const size_t *lens, int count);
+	/* Set by the engine around a commit (may be NULL): a device that waits
+	 * for its writes calls it once they are submitted, before it waits. */
+	void (*submitted)(void *arg);
+	void *submitted_arg;
 	char medium[16];      /* "file", "blockdev", "pmem", "pmr", ... */
 	char io_path[16];     /* "io_uring", "psync", "mapped", "sim" */
 	char durability[64];  /* for pmwal info */

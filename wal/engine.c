@@ -523,12 +523,22 @@ static void run_callbacks(struct stage *s, int status)
  * held and !leading; returns with mu held. Other appenders keep staging into
  * the other buffer meanwhile.
  */
+static void wake_stage(void *arg)
+{
+	pthread_cond_broadcast(&((struct stage *)arg)->cv);
+}
+
 static int wal_lead(struct pmwal *w)
 {
 	int chain = 0;
+	struct stage *done = NULL; /* a chained group's appenders, still asleep */
 
 again:
 	w->leading = true;
+	if (done && w->window_us) {
+		wake_stage(done);
+		done = NULL;
+	}
 	if (w->window_us && w->stage[w->active].nblocks > 0) {
 		/* Gather: wait for the window, or until the group is full. */
 		struct timespec until;
@@ -548,6 +558,8 @@ again:
 
 	if (s->nblocks == 0 || w->failed) {
 		w->leading = false;
+		if (done)
+			wake_stage(done);
 		wake_all(w);
 		return w->failed;
 	}
@@ -573,7 +585,19 @@ again:
 
 	ios[nio - 1].len -= WAL_BLOCK_BYTES - (used + sector - 1) / sector * sector;
 	pthread_mutex_lock(&w->io_mu);
+	if (done) {
+		/* Wake the last group's appenders once this group's writes are
+		 * submitted: woken earlier, they would run ahead of the leader. */
+		w->dev->submitted = wake_stage;
+		w->dev->submitted_arg = done;
+	}
 	int rc = w->dev->ops->commit(w->dev, ios, nio);
+
+	if (done && w->dev->submitted) { /* the device did not call it */
+		w->dev->submitted = NULL;
+		wake_stage(done);
+	}
+	done = NULL;
 	pthread_mutex_unlock(&w->io_mu);
 
 	pthread_mutex_lock(&w->mu);
@@ -604,21 +628,23 @@ again:
 	}
 	stage_reset(s);
 	w->leading = false;
-	/* Wake only the appenders of this group (and room or close waiters);
-	 * those of the next group sleep on until it is written. */
-	pthread_cond_broadcast(&s->cv);
 	pthread_cond_broadcast(&w->cv_done);
-	if (w->failed)
-		wake_all(w);
 	if (!rc && !w->failed && w->stage[w->active].nblocks > 0 &&
-	    w->policy == PMWAL_COMMIT_DURABLE) {
+	    w->policy == PMWAL_COMMIT_DURABLE && ++chain < WAL_LEAD_CHAIN_MAX) {
 		/* The next group is waiting. Writing it at once keeps the device
 		 * busy; a handoff would first have to wake a thread on a busy
 		 * machine. Bounded, so one caller is not held for long. */
-		if (++chain < WAL_LEAD_CHAIN_MAX)
-			goto again;
-		pthread_cond_signal(&w->stage[w->active].cv);
+		done = s;
+		goto again;
 	}
+	/* Wake only the appenders of this group (and room or close waiters);
+	 * those of the next group sleep on until it is written. */
+	pthread_cond_broadcast(&s->cv);
+	if (w->failed)
+		wake_all(w);
+	else if (!rc && w->stage[w->active].nblocks > 0 &&
+		 w->policy == PMWAL_COMMIT_DURABLE)
+		pthread_cond_signal(&w->stage[w->active].cv); /* one of them leads */
 	return rc;
 }
 

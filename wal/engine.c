@@ -504,6 +504,36 @@ static void publish_durable(struct pmwal *w, uint64_t lsn)
 	__atomic_store_n(&w->durable_lsn, lsn, __ATOMIC_RELEASE);
 }
 
+/*
+ * Accounts for the group of @n blocks from @seq0 holding LSNs @first..@last
+ * (mu held): durable with @last_sum as its last block's checksum, or failed
+ * with @rc, which is sticky.
+ */
+static void group_done(struct pmwal *w, int rc, uint64_t seq0, uint64_t n, uint64_t first,
+		       uint64_t last, uint64_t last_sum)
+{
+	if (rc) {
+		if (!w->failed)
+			w->failed = rc;
+		set_err(
+		    w,
+		    "%s: group write of blocks %llu..%llu (LSN %llu..%llu, offset %llu) "
+		    "failed: %s; nothing more is acknowledged, reopen the log",
+		    w->target, (unsigned long long)seq0,
+		    (unsigned long long)(seq0 + n - 1), (unsigned long long)first,
+		    (unsigned long long)last,
+		    (unsigned long long)wal_slot_offset(seq0 % w->sb.capacity_blocks),
+		    pmwal_strerror(rc));
+		return;
+	}
+	w->next_seq += n;
+	w->prev_checksum = last_sum;
+	publish_durable(w, last);
+	w->groups_written++;
+	w->records_written += last - first + 1;
+	w->trailer_needed = true;
+}
+
 /* Wakes every waiter, whatever it waits for: failure, close. */
 static void wake_all(struct pmwal *w)
 {
@@ -601,25 +631,8 @@ again:
 	pthread_mutex_unlock(&w->io_mu);
 
 	pthread_mutex_lock(&w->mu);
-	if (rc) {
-		if (!w->failed)
-			w->failed = rc;
-		set_err(
-		    w,
-		    "%s: group write of blocks %llu..%llu (LSN %llu..%llu, offset %llu) "
-		    "failed: %s; nothing more is acknowledged, reopen the log",
-		    w->target, (unsigned long long)seq0,
-		    (unsigned long long)(seq0 + s->nblocks - 1),
-		    (unsigned long long)s->first_lsn, (unsigned long long)s->last_lsn,
-		    (unsigned long long)wal_slot_offset(slot), pmwal_strerror(rc));
-	} else {
-		w->next_seq += s->nblocks;
-		w->prev_checksum = wal_get64(stage_block(s, s->nblocks - 1));
-		publish_durable(w, s->last_lsn);
-		w->groups_written++;
-		w->records_written += s->nrecords;
-		w->trailer_needed = true;
-	}
+	group_done(w, rc, seq0, s->nblocks, s->first_lsn, s->last_lsn,
+		   wal_get64(stage_block(s, s->nblocks - 1)));
 	/* Callbacks run without the lock; the stage stays ours until reset. */
 	if (s->ncbs) {
 		pthread_mutex_unlock(&w->mu);
@@ -987,25 +1000,11 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 	pthread_mutex_lock(&w->mu);
 	w->direct_blocks = 0;
 	w->leading = false;
+	group_done(w, rc, seq0, n, lsn0, lsn0 + (uint64_t)count - 1, prev);
 	if (rc) {
-		if (!w->failed)
-			w->failed = rc;
-		set_err(
-		    w,
-		    "%s: group write of blocks %llu..%llu (LSN %llu..%llu) failed: %s; "
-		    "nothing more is acknowledged, reopen the log",
-		    w->target, (unsigned long long)seq0,
-		    (unsigned long long)(seq0 + n - 1), (unsigned long long)lsn0,
-		    (unsigned long long)(lsn0 + count - 1), pmwal_strerror(rc));
 		wake_all(w);
 		return PMWAL_EFAILED;
 	}
-	w->next_seq += n;
-	w->prev_checksum = prev;
-	publish_durable(w, lsn0 + (uint64_t)count - 1);
-	w->groups_written++;
-	w->records_written += (uint64_t)count;
-	w->trailer_needed = true;
 	pthread_cond_broadcast(&w->cv_done);
 	/* Appenders that came meanwhile staged their records: write them now. */
 	if (w->stage[w->active].nblocks > 0)

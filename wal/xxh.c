@@ -7,27 +7,13 @@
 
 #include "xxh.h"
 
+#define WAL_XXH_SUFFIX base
+#include "xxh_body.h"
+
 uint64_t wal_xxh3_avx2(const void *data, size_t len, uint64_t seed);
 uint64_t wal_xxh3_avx512(const void *data, size_t len, uint64_t seed);
 uint64_t wal_xxh3v_avx2(const struct iovec *v, int n, uint64_t seed);
 uint64_t wal_xxh3v_avx512(const struct iovec *v, int n, uint64_t seed);
-
-static uint64_t xxh3_base(const void *data, size_t len, uint64_t seed)
-{
-	return XXH3_64bits_withSeed(data, len, seed);
-}
-
-static uint64_t xxh3v_base(const struct iovec *v, int n, uint64_t seed)
-{
-	XXH3_state_t st;
-
-	XXH3_INITSTATE(&st);
-	st.extSecret = NULL;
-	XXH3_64bits_reset_withSeed(&st, seed);
-	for (int i = 0; i < n; i++)
-		XXH3_64bits_update(&st, v[i].iov_base, v[i].iov_len);
-	return XXH3_64bits_digest(&st);
-}
 
 #if defined(__x86_64__)
 typedef uint64_t (*xxh3_fn)(const void *, size_t, uint64_t);
@@ -37,7 +23,7 @@ static xxh3_fn pick(void)
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f"))
 		return wal_xxh3_avx512;
-	return __builtin_cpu_supports("avx2") ? wal_xxh3_avx2 : xxh3_base;
+	return __builtin_cpu_supports("avx2") ? wal_xxh3_avx2 : wal_xxh3_base;
 }
 
 uint64_t wal_xxh3(const void *data, size_t len, uint64_t seed)
@@ -56,7 +42,7 @@ static xxh3v_fn pickv(void)
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f"))
 		return wal_xxh3v_avx512;
-	return __builtin_cpu_supports("avx2") ? wal_xxh3v_avx2 : xxh3v_base;
+	return __builtin_cpu_supports("avx2") ? wal_xxh3v_avx2 : wal_xxh3v_base;
 }
 
 uint64_t wal_xxh3v(const struct iovec *v, int n, uint64_t seed)
@@ -70,11 +56,11 @@ uint64_t wal_xxh3v(const struct iovec *v, int n, uint64_t seed)
 #else
 uint64_t wal_xxh3(const void *data, size_t len, uint64_t seed)
 {
-	return xxh3_base(data, len, seed);
+	return wal_xxh3_base(data, len, seed);
 }
 
 uint64_t wal_xxh3v(const struct iovec *v, int n, uint64_t seed)
 {
-	return xxh3v_base(v, n, seed);
+	return wal_xxh3v_base(v, n, seed);
 }
 #endif

@@ -84,6 +84,14 @@ static bool tsc_usable(void)
 	return strncmp(src, "tsc", 3) == 0;
 }
 
+/* lfence; rdtsc, as the kernel's own clock reads it: a bare rdtsc may run
+ * before earlier instructions finish, and time a barrier as free. */
+static uint64_t tsc_ordered(void)
+{
+	_mm_lfence();
+	return __rdtsc();
+}
+
 static void clock_init(void)
 {
 	if (getenv("PMWAL_BENCH_CLOCK") &&
@@ -95,10 +103,10 @@ static void clock_init(void)
 		clk.kind = 1;
 		return;
 	}
-	uint64_t n0 = mono_ns(), t0 = __rdtsc();
+	uint64_t n0 = mono_ns(), t0 = tsc_ordered();
 
 	sleep_ns(20 * 1000000u);
-	uint64_t n1 = mono_ns(), t1 = __rdtsc();
+	uint64_t n1 = mono_ns(), t1 = tsc_ordered();
 
 	if (t1 <= t0 || n1 <= n0) {
 		clk.kind = 1;
@@ -113,9 +121,10 @@ static void clock_init(void)
 uint64_t now_ns(void)
 {
 	if (clk.kind == 2)
-		return clk.ns0 + (uint64_t)(((unsigned __int128)(__rdtsc() - clk.tsc0) *
-					     clk.mult) >>
-					    32);
+		return clk.ns0 +
+		       (uint64_t)(((unsigned __int128)(tsc_ordered() - clk.tsc0) *
+				   clk.mult) >>
+				  32);
 	if (clk.kind == 0)
 		clock_init();
 	return clk.kind == 2 ? now_ns() : mono_ns();

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh bench
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMWAL_TESTS=OFF >/dev/null
-cmake --build build/release -j "$(nproc)" >/dev/null
-exec build/release/cli/pmwal bench "$@"
+# Its own build folder: the test command configures build/release with tests.
+cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMWAL_TESTS=OFF >/dev/null
+cmake --build build/bench -j "$(nproc)" >/dev/null
+exec build/bench/cli/pmwal bench "$@"

@@ -8,7 +8,7 @@ bash scripts/deps.sh test
 jobs=$(nproc)
 run() { # run BUILD_DIR CMAKE_ARGS...
 	local dir=$1; shift
-	cmake -S . -B "$dir" -DPMWAL_WERROR=ON "$@" >/dev/null
+	cmake -S . -B "$dir" -DPMWAL_WERROR=ON -DPMWAL_TESTS=ON "$@" >/dev/null
 	cmake --build "$dir" -j "$jobs" >/dev/null
 	(cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 1200)
 }

@@ -32,6 +32,7 @@
 #define ACKS_MAX     (1u << 21)
 #define CRASH_POINTS 40
 #define REC_MAX	     3000
+#define REC_BIG	     13000 /* every 5th record: a group of up to 4 blocks */
 
 static char *dir;
 static char target[512];
@@ -77,7 +78,8 @@ static int open_log(uint32_t flags, struct pmwal **w, char *msg, size_t msglen)
 /* A record: its key, then bytes derived from the key. */
 static size_t make_record(uint8_t *buf, uint64_t key)
 {
-	size_t len = 8 + (size_t)(key * 2654435761u % (REC_MAX - 8));
+	size_t span = key % 5 == 0 ? REC_BIG : REC_MAX;
+	size_t len = 8 + (size_t)(key * 2654435761u % (span - 8));
 
 	memcpy(buf, &key, 8);
 	tu_fill(buf + 8, len - 8, key);
@@ -86,7 +88,7 @@ static size_t make_record(uint8_t *buf, uint64_t key)
 
 static bool record_ok(const uint8_t *data, size_t len, uint64_t *key)
 {
-	uint8_t want[REC_MAX];
+	static __thread uint8_t want[REC_BIG];
 
 	if (len < 8)
 		return false;
@@ -97,7 +99,7 @@ static bool record_ok(const uint8_t *data, size_t len, uint64_t *key)
 /* The child: append until killed (or the log is full), ack each record. */
 static void writer(int fd, const char *t, uint64_t keys, uint64_t max)
 {
-	static uint8_t buf[REC_MAX];
+	static uint8_t buf[REC_BIG];
 	struct pmwal *w;
 	char msg[256];
 
@@ -306,7 +308,7 @@ Test(pmr_crash, every_barrier_is_a_crash_point, .timeout = 600)
  * loss in @mode: recovery still returns every record. */
 static void loss_after_close(int mode)
 {
-	static uint8_t buf[REC_MAX], junk[8192];
+	static uint8_t buf[REC_BIG], junk[8192];
 	struct pmr_params p = {.target = target};
 	struct pmr_region *r;
 	struct ack acks[200];

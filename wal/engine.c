@@ -712,9 +712,9 @@ static int start_committer(struct pmwal *w)
 /*
  * Writes a trailer (format.c): one empty block whose durable_lsn attests every
  * record before it, so that damage to the last group of records reads as
- * corruption, not as a torn tail. Called with no group in flight (open, close)
- * and io_mu held, then mu (release's order). Skipped when the ring has no free block: the
- * next group attests instead.
+ * corruption, not as a torn tail. Called with no group in flight (open,
+ * close), holding io_mu and then mu (release's order). Skipped when the ring
+ * has no free block: the next group attests instead.
  */
 static int write_trailer(struct pmwal *w)
 {

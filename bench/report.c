@@ -122,6 +122,10 @@ static void env_section(FILE *f, json_t **roots, int n)
 		fprintf(f, ", histogram relative error &le; %.2f%%",
 			100 * json_real_value(json_object_get(
 				  json_object_get(env, "histogram"), "rel_error_bound")));
+		if (json_object_get(env, "clock")) { /* results before it lack it */
+			fputs(", clock ", f);
+			svg_esc(f, js(env, "clock"));
+		}
 		if (json_is_true(json_object_get(json_object_get(roots[i], "pmwal"),
 						 "interrupted")))
 			fputs(" <span class='err'>(interrupted: partial results)</span>",

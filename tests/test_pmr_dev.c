@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,4 +241,109 @@ Test(dev_pmem, direct_groups_lay_out_blocks_as_staged_ones)
 	cr_assert_gt(blocks, 100);
 	fclose(fa);
 	fclose(fb);
+}
+
+#define MT_THREADS 4
+#define MT_EACH	   1500
+
+struct mt_arg {
+	struct pmwal *w;
+	int id;
+	uint64_t lsns[MT_EACH];
+};
+
+static size_t mt_len(int id, int i)
+{
+	/* mostly short, some spanning up to 3 blocks */
+	return i % 9 == 0 ? 4000 + (size_t)((id * 131 + i * 977) % 8000)
+			  : 1 + (size_t)((id * 7919 + i * 104729) % 700);
+}
+
+static void *mt_appender(void *p)
+{
+	struct mt_arg *a = p;
+	static __thread uint8_t buf[12000];
+
+	for (int i = 0; i < MT_EACH; i++) {
+		size_t len = mt_len(a->id, i);
+
+		tu_fill(buf, len, (uint64_t)a->id << 32 | (uint64_t)i);
+		if (pmwal_append(a->w, buf, len, &a->lsns[i]))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+/*
+ * Appenders racing on a mapped medium: some groups go straight into the
+ * mapping, others are staged while one is in flight and written after it.
+ * Every acked record comes back, byte-exact, at its LSN, in order.
+ */
+static void many_threads_on(const char *fmt)
+{
+	static struct mt_arg args[MT_THREADS];
+	struct pmwal_options o = {.target = target,
+				  .capacity_bytes = 64u << 20,
+				  .flags = PMWAL_OPEN_CREATE,
+				  .errmsg_buf = err,
+				  .errmsg_len = sizeof(err)};
+	uint64_t total = (uint64_t)MT_THREADS * MT_EACH, lsn, n = 0;
+	uint64_t *owner = calloc(total + 1, sizeof(*owner));
+	pthread_t t[MT_THREADS];
+	struct pmwal_iter *it;
+	const void *data;
+	size_t len;
+	struct pmwal *w;
+
+	snprintf(target, sizeof(target), fmt, dir);
+	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", err);
+	for (int i = 0; i < MT_THREADS; i++) {
+		args[i] = (struct mt_arg){.w = w, .id = i};
+		pthread_create(&t[i], NULL, mt_appender, &args[i]);
+	}
+	for (int i = 0; i < MT_THREADS; i++) {
+		void *ret;
+
+		pthread_join(t[i], &ret);
+		cr_assert_null(ret, "thread %d: %s", i, pmwal_errmsg(w));
+	}
+	for (int i = 0; i < MT_THREADS; i++)
+		for (int j = 0; j < MT_EACH; j++) {
+			uint64_t l = args[i].lsns[j];
+
+			cr_assert(l >= 1 && l <= total && owner[l] == 0);
+			owner[l] = (uint64_t)i << 32 | (uint64_t)j | 1ull << 63;
+		}
+	cr_assert_eq(pmwal_close(w), 0);
+
+	o.flags = 0;
+	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", err);
+	cr_assert_eq(pmwal_recovery_report(w)->verdict, PMWAL_CLEAN);
+	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0);
+	while (pmwal_iter_next(it, &lsn, &data, &len) == 1) {
+		uint64_t key = owner[lsn] & ~(1ull << 63);
+		int id = (int)(key >> 32), i = (int)(key & 0xffffffffu);
+
+		n++;
+		if (lsn != n || !(owner[lsn] >> 63) || len != mt_len(id, i) ||
+		    !tu_check(data, len, key))
+			cr_assert_fail("%s: LSN %llu is not the record acked for it",
+				       target, (unsigned long long)lsn);
+	}
+	cr_assert_eq(n, total);
+	pmwal_iter_close(it);
+	cr_assert_eq(pmwal_close(w), 0);
+	free(owner);
+}
+
+Test(dev_pmem, many_threads_on_pmem_get_every_acked_record_back)
+{
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
+	many_threads_on("pmem:%s/mt");
+	unsetenv("PMEM2_FORCE_GRANULARITY");
+}
+
+Test(dev_pmem, many_threads_on_a_fake_pmr_get_every_acked_record_back)
+{
+	many_threads_on("fakepmr:%s/mt");
 }

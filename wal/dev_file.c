@@ -271,6 +271,54 @@ static int file_read(struct wal_dev *dev, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+static int uring_read_many(struct wal_dev *dev, void *buf, size_t piece, uint64_t off,
+			   int count)
+{
+	struct file_dev *f = (struct file_dev *)dev;
+	int fd = f->fixed_file ? 0 : f->fd, inflight = 0, rc = 0;
+	uint64_t shorts = 0; /* pieces that came back short: read again below */
+
+	if (count < 1 || count > 64 || (unsigned)count > f->queue_depth)
+		return file_read(dev, buf, piece * (size_t)count, off);
+	for (int i = 0; i < count; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
+
+		if (!sqe) {
+			rc = -EBUSY;
+			break;
+		}
+		io_uring_prep_read(sqe, fd, (uint8_t *)buf + (size_t)i * piece,
+				   (unsigned int)piece, off + (uint64_t)i * piece);
+		if (f->fixed_file)
+			sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_sqe_set_data64(sqe, (uint64_t)i);
+		inflight++;
+	}
+	if (inflight && io_uring_submit(&f->ring) < 0 && !rc)
+		rc = -EIO;
+	while (inflight > 0) {
+		struct io_uring_cqe *cqe;
+		int w = io_uring_wait_cqe(&f->ring, &cqe);
+
+		if (w < 0) {
+			if (w == -EINTR)
+				continue;
+			return w; /* cannot happen with reads submitted; do not hang */
+		}
+		if (cqe->res < 0 && !rc)
+			rc = cqe->res;
+		else if (cqe->res >= 0 && (size_t)cqe->res < piece)
+			shorts |= 1ull << io_uring_cqe_get_data64(cqe);
+		io_uring_cqe_seen(&f->ring, cqe);
+		inflight--;
+	}
+	for (int i = 0; i < count && !rc; i++)
+		if (shorts >> i & 1)
+			rc = file_read(dev, (uint8_t *)buf + (size_t)i * piece, piece,
+				       off + (uint64_t)i * piece);
+	return rc;
+}
+
 static void file_close(struct wal_dev *dev)
 {
 	struct file_dev *f = (struct file_dev *)dev;
@@ -305,8 +353,10 @@ static int file_register_buffers(struct wal_dev *dev, void *const *bufs,
 	return 0;
 }
 
-static const struct wal_dev_ops uring_ops = {
-    .commit = uring_commit, .read = file_read, .close = file_close};
+static const struct wal_dev_ops uring_ops = {.commit = uring_commit,
+					     .read = file_read,
+					     .close = file_close,
+					     .read_many = uring_read_many};
 static const struct wal_dev_ops psync_ops = {
     .commit = psync_commit, .read = file_read, .close = file_close};
 

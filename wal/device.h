@@ -57,6 +57,13 @@ struct wal_dev_ops {
 	 */
 	int (*store)(struct wal_dev *dev, const struct wal_io *ios, int count);
 	int (*barrier)(struct wal_dev *dev);
+	/*
+	 * Optional (NULL: use read): the same as read() of @count * @piece bytes
+	 * at @off, issued as @count reads in flight at once, as a deep-queue
+	 * sequential reader would (recovery's scan). Not concurrent with commit().
+	 */
+	int (*read_many)(struct wal_dev *dev, void *buf, size_t piece, uint64_t off,
+			 int count);
 };
 
 /* Fields every device fills at open. */

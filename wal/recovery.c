@@ -16,7 +16,8 @@
 
 #include "engine.h"
 
-#define WAL_SCAN_CHUNK_BLOCKS 1024u /* 4 MiB reads */
+#define WAL_SCAN_CHUNK_BLOCKS 2048u /* 8 MiB a time... */
+#define WAL_SCAN_PIECE_BLOCKS 256u  /* ...as 1 MiB reads in flight together */
 
 /* Reads ring blocks by seq through a chunk cache (or the mapping). */
 struct reader {
@@ -49,8 +50,17 @@ static int reader_get(struct reader *r, uint64_t seq, const uint8_t **block)
 	    slot >= r->first_slot + r->nblocks) {
 		uint64_t count =
 		    n - slot < WAL_SCAN_CHUNK_BLOCKS ? n - slot : WAL_SCAN_CHUNK_BLOCKS;
-		int rc = r->dev->ops->read(r->dev, r->buf, count * WAL_BLOCK_BYTES,
-					   wal_slot_offset(slot));
+		int rc;
+
+		if (r->dev->ops->read_many && count % WAL_SCAN_PIECE_BLOCKS == 0 &&
+		    count > WAL_SCAN_PIECE_BLOCKS)
+			rc = r->dev->ops->read_many(
+			    r->dev, r->buf,
+			    WAL_SCAN_PIECE_BLOCKS * (size_t)WAL_BLOCK_BYTES,
+			    wal_slot_offset(slot), (int)(count / WAL_SCAN_PIECE_BLOCKS));
+		else
+			rc = r->dev->ops->read(r->dev, r->buf, count * WAL_BLOCK_BYTES,
+					       wal_slot_offset(slot));
 		if (rc) {
 			r->first_slot = UINT64_MAX;
 			return rc;

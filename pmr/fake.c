@@ -151,10 +151,12 @@ static bool fake_ready(struct pmr_fake *f)
 	return (f->pmrctl & PMR_PMRCTL_EN) && pmr_now_ms() >= f->en_at_ms + f->o.nrdy_ms;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
+/* All of @len bytes at @off, written from or read into @buf; -errno. */
+static int xfer_all(int fd, uint8_t *buf, size_t len, uint64_t off, bool write)
 {
 	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+		ssize_t n = write ? pwrite(fd, buf, len, (off_t)off)
+				  : pread(fd, buf, len, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -167,20 +169,14 @@ static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
+{
+	return xfer_all(fd, (uint8_t *)buf, len, off, true);
+}
+
 static int read_all(int fd, uint8_t *buf, size_t len, uint64_t off)
 {
-	while (len) {
-		ssize_t n = pread(fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
+	return xfer_all(fd, buf, len, off, false);
 }
 
 static bool line_pending(const struct pmr_fake *f, uint64_t line)

@@ -294,8 +294,20 @@ static int uring_read_many(struct wal_dev *dev, void *buf, size_t piece, uint64_
 		io_uring_sqe_set_data64(sqe, (uint64_t)i);
 		inflight++;
 	}
-	if (inflight && io_uring_submit(&f->ring) < 0 && !rc)
-		rc = -EIO;
+	/* Wait only for what the kernel took: waiting for more would hang. */
+	for (int queued = inflight, s; queued > 0; queued -= s) {
+		s = io_uring_submit(&f->ring);
+		if (s == -EINTR) {
+			s = 0;
+			continue;
+		}
+		if (s <= 0) {
+			inflight -= queued;
+			if (!rc)
+				rc = s ? s : -EIO;
+			break;
+		}
+	}
 	while (inflight > 0) {
 		struct io_uring_cqe *cqe;
 		int w = io_uring_wait_cqe(&f->ring, &cqe);

@@ -25,8 +25,10 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine.h"
+#include "seeded.h"
 #include "xxh.h"
 
 #define WAL_GROUP_BYTES_DEFAULT (1u << 20)
@@ -57,6 +59,7 @@ struct stage {
 
 struct pmwal {
 	struct wal_dev *dev;
+	int lock_fd;	  /* the writer lock (lock.c), -1 if none */
 	struct wal_sb sb; /* as last written; head fields under mu */
 	struct pmwal_report report;
 	uint32_t flags;
@@ -1238,6 +1241,8 @@ static void free_handle(struct pmwal *w)
 		return;
 	if (w->dev)
 		w->dev->ops->close(w->dev);
+	if (w->lock_fd >= 0)
+		close(w->lock_fd); /* the last thing: the log is now free */
 	for (int i = 0; i < 2; i++) {
 		free(w->stage[i].buf);
 		free(w->stage[i].cbs);
@@ -1316,7 +1321,8 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	return 0;
 }
 
-int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pmwal **out)
+static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev, int lock_fd,
+		       struct pmwal **out)
 {
 	char err[512] = "";
 	struct pmwal *w = calloc(1, sizeof(*w));
@@ -1325,9 +1331,12 @@ int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pm
 	*out = NULL;
 	if (!w) {
 		dev->ops->close(dev);
+		if (lock_fd >= 0)
+			close(lock_fd);
 		return -ENOMEM;
 	}
 	w->dev = dev;
+	w->lock_fd = lock_fd;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_mutex_init(&w->io_mu, NULL);
 	pthread_cond_init(&w->cv_done, NULL);
@@ -1381,6 +1390,11 @@ fail:
 	return rc;
 }
 
+int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pmwal **out)
+{
+	return open_locked(opt, dev, -1, out);
+}
+
 int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 {
 	char err[512] = "";
@@ -1419,7 +1433,18 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 		open_err(opt, err[0] ? err : pmwal_strerror(rc));
 		return rc;
 	}
-	return wal_open_dev(opt, dev, out);
+	/* Before the first write (format, recovery's epoch): one writer only. */
+	int lock_fd = -1;
+
+	if (!(opt->flags & PMWAL_OPEN_READONLY) && !PMWAL_BUG(NO_WRITER_LOCK)) {
+		rc = wal_lock_writer(opt->target, &lock_fd, err, sizeof(err));
+		if (rc) {
+			dev->ops->close(dev);
+			open_err(opt, err);
+			return rc;
+		}
+	}
+	return open_locked(opt, dev, lock_fd, out);
 }
 
 int pmwal_close(struct pmwal *w)

@@ -45,6 +45,13 @@ int wal_locate(struct wal_dev *dev, const struct wal_sb *sb, uint64_t head_seq,
 int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev,
 		 struct pmwal **out);
 
+/*
+ * Takes the writer lock of the log at @target (lock.c): 0 and *@fd_out (-1 for
+ * targets that need none), -EBUSY naming the holder's pid in @err, or -errno.
+ * Closing *@fd_out releases it.
+ */
+int wal_lock_writer(const char *target, int *fd_out, char *err, size_t errlen);
+
 /* Aligned buffer for device I/O (O_DIRECT); free with free(). */
 void *wal_alloc_io(size_t bytes);
 

@@ -190,7 +190,14 @@ struct pmwal_iter;
  * Returns 0, or PMWAL_EBADOPT, PMWAL_EFORMAT, PMWAL_ECORRUPT (strict mode,
  * damage to durable data: nothing was changed on the medium),
  * PMWAL_EUNSUPPORTED (io_uring or O_DIRECT refused; the message says what to
- * do), PMWAL_ENOTDURABLE, or -errno (ENOENT, EACCES, EBUSY, EIO, ENOMEM...).
+ * do), PMWAL_ENOTDURABLE, -EBUSY (another process or handle has the log
+ * open for writing: the message names its pid), or -errno (ENOENT, EACCES,
+ * EIO, ENOMEM...).
+ * One writer at a time: an open for writing takes an exclusive lock on the
+ * file or device node the log lives in (for pmr:BDF, a lock file in
+ * /run/lock), which the kernel drops when the holder closes the log or dies,
+ * however it dies. Read-only opens take no lock and never conflict. A forked
+ * child shares its parent's lock until it exits or execs.
  * Durability: creating a log makes its superblocks durable before returning.
  */
 int pmwal_open(const struct pmwal_options *opt, struct pmwal **out);
@@ -295,6 +302,15 @@ const struct pmwal_report *pmwal_recovery_report(struct pmwal *w);
  * be read or is not a pmwal log.
  */
 int pmwal_verify(const struct pmwal_options *opt, struct pmwal_report *rep);
+
+/*
+ * The file or device node the log at @target lives in (pmem:PATH, fakepmr:
+ * PATH[,opts], file:PATH, PATH, /dev/daxX.Y all name one), so that a tool can
+ * look at it before formatting it. Returns 1 and the path in @buf, 0 for a
+ * target that lives in no file (pmr:BDF, sim:NAME), PMWAL_EBADOPT for a
+ * malformed target, or -ENAMETOOLONG when @len is too small.
+ */
+int pmwal_target_path(const char *target, char *buf, size_t len);
 
 /* Text for any pmwal or errno code. Never NULL. */
 const char *pmwal_strerror(int err);

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_lock.c - one writer per log (RELIABILITY.md I9, issue 13 class 1):
+ * a second writer, in another process or this one, is refused naming the
+ * holder; readers are not; the lock dies with a SIGKILLed holder. On a file
+ * (io_uring), on emulated pmem and on a fake PMR.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *dir;
+static char target[512];
+static char errbuf[512];
+
+static void setup_disk(void)
+{
+	dir = tu_mkdtemp();
+	cr_assert_not_null(dir);
+}
+
+static void setup_shm(void)
+{
+	dir = tu_mkdtemp_shm();
+	cr_assert_not_null(dir);
+}
+
+static void teardown(void)
+{
+	tu_rmdir(dir);
+}
+
+static struct pmwal_options opts(uint32_t flags)
+{
+	struct pmwal_options o = {0};
+
+	o.target = target;
+	o.flags = flags;
+	o.capacity_bytes = 4u << 20;
+	o.errmsg_buf = errbuf;
+	o.errmsg_len = sizeof(errbuf);
+	return o;
+}
+
+static struct pmwal *open_or_skip(uint32_t flags)
+{
+	struct pmwal_options o = opts(flags);
+	struct pmwal *w = NULL;
+	int rc = pmwal_open(&o, &w);
+
+	if (rc == PMWAL_EUNSUPPORTED)
+		cr_skip_test("medium refused here: %s", errbuf);
+	cr_assert_eq(rc, 0, "open %s: %s (%s)", target, pmwal_strerror(rc), errbuf);
+	return w;
+}
+
+/*
+ * A child opens the log for writing, appends one record, tells the parent
+ * through a pipe and waits to be killed. Returns its pid.
+ */
+static pid_t writer_child(void)
+{
+	int p[2];
+	char c;
+
+	cr_assert_eq(pipe(p), 0);
+	pid_t pid = fork();
+
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		struct pmwal_options o = opts(0);
+		struct pmwal *w;
+
+		close(p[0]);
+		if (pmwal_open(&o, &w) || pmwal_append(w, "child", 5, NULL))
+			_exit(1);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	cr_assert_eq(read(p[0], &c, 1), 1, "the writer child did not start");
+	close(p[0]);
+	return pid;
+}
+
+/* The whole story on one target: create, second writers refused, readers
+ * not, and the lock gone with its SIGKILLed holder. */
+static void second_writer_story(void)
+{
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_append(w, "first", 5, NULL), 0);
+	/* A second handle in the same process is a second writer too. */
+	struct pmwal_options o = opts(0);
+	struct pmwal *w2 = NULL;
+	int rc = pmwal_open(&o, &w2);
+
+	cr_assert_eq(rc, -EBUSY, "second writer in-process: %s (%s)", pmwal_strerror(rc),
+		     errbuf);
+	cr_assert_null(w2);
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "pid %ld", (long)getpid());
+	cr_assert(strstr(errbuf, pid), "message does not name the holder: %s", errbuf);
+	/* Create over a live log is refused too, before anything is written. */
+	o = opts(PMWAL_OPEN_CREATE);
+	cr_assert_eq(pmwal_open(&o, &w2), -EBUSY, "create over a live log: %s", errbuf);
+	/* Readers never conflict. */
+	struct pmwal_report rep;
+
+	o = opts(0);
+	cr_assert_eq(pmwal_verify(&o, &rep), 0, "verify beside a writer: %s", errbuf);
+	cr_assert_eq(rep.records, 1);
+	cr_assert_eq(pmwal_close(w), 0);
+
+	/* Another process holds it: refused naming that pid, then it dies. */
+	pid_t child = writer_child();
+
+	o = opts(0);
+	rc = pmwal_open(&o, &w2);
+	cr_assert_eq(rc, -EBUSY, "second writer process: %s (%s)", pmwal_strerror(rc),
+		     errbuf);
+	snprintf(pid, sizeof(pid), "pid %ld", (long)child);
+	cr_assert(strstr(errbuf, pid), "message does not name pid %ld: %s", (long)child,
+		  errbuf);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	w = open_or_skip(0);
+	uint64_t lsn;
+
+	cr_assert_eq(pmwal_append(w, "third", 5, &lsn), 0);
+	cr_assert_eq(lsn, 3, "LSNs of the killed writer were reused: got %llu",
+		     (unsigned long long)lsn);
+	cr_assert_eq(pmwal_close(w), 0);
+}
+
+Test(lock, second_writer_on_a_file_is_refused_and_the_lock_dies_with_its_holder,
+     .init = setup_disk, .fini = teardown)
+{
+	snprintf(target, sizeof(target), "%s/log", dir);
+	second_writer_story();
+}
+
+Test(lock, second_writer_on_pmem_is_refused_and_the_lock_dies_with_its_holder,
+     .init = setup_shm, .fini = teardown)
+{
+	snprintf(target, sizeof(target), "pmem:%s/log", dir);
+	second_writer_story();
+}
+
+Test(lock, second_writer_on_a_fake_pmr_is_refused_and_the_lock_dies_with_its_holder,
+     .init = setup_shm, .fini = teardown)
+{
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/pmr", dir);
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	cr_assert_eq(ftruncate(fileno(f), 4u << 20), 0);
+	fclose(f);
+	snprintf(target, sizeof(target), "fakepmr:%s", path);
+	second_writer_story();
+}
+
+Test(lock, target_path_names_the_file_every_target_form_lives_in)
+{
+	char buf[256];
+
+	cr_assert_eq(pmwal_target_path("/var/log/x", buf, sizeof(buf)), 1);
+	cr_assert_str_eq(buf, "/var/log/x");
+	cr_assert_eq(pmwal_target_path("file:/a/b", buf, sizeof(buf)), 1);
+	cr_assert_str_eq(buf, "/a/b");
+	cr_assert_eq(pmwal_target_path("pmem:/dev/shm/p", buf, sizeof(buf)), 1);
+	cr_assert_str_eq(buf, "/dev/shm/p");
+	cr_assert_eq(pmwal_target_path("fakepmr:/tmp/f,wbm=2,enable", buf, sizeof(buf)), 1);
+	cr_assert_str_eq(buf, "/tmp/f");
+	cr_assert_eq(pmwal_target_path("/dev/dax0.0", buf, sizeof(buf)), 1);
+	cr_assert_str_eq(buf, "/dev/dax0.0");
+	cr_assert_eq(pmwal_target_path("pmr:0000:00:04.0,enable", buf, sizeof(buf)), 0);
+	cr_assert_eq(pmwal_target_path("", buf, sizeof(buf)), PMWAL_EBADOPT);
+	cr_assert_eq(pmwal_target_path("pmem:", buf, sizeof(buf)), PMWAL_EBADOPT);
+	cr_assert_eq(pmwal_target_path("fakepmr:,wbm=2", buf, sizeof(buf)), PMWAL_EBADOPT);
+	cr_assert_eq(pmwal_target_path("/a/long/path", buf, 4), -ENAMETOOLONG);
+}

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
+
+extern char **environ;
 
 static char *dir;
 static char target[512];
@@ -62,33 +65,35 @@ static struct pmwal *open_or_skip(uint32_t flags)
 }
 
 /*
- * A child opens the log for writing, appends one record, tells the parent
- * through a pipe and waits to be killed. Returns its pid.
+ * Another process (tests/lock_holder.c, spawned: a fork of a Criterion worker
+ * would share the runner's state) opens the log for writing, appends one
+ * record, says so on a pipe and waits to be killed. Returns its pid.
  */
 static pid_t writer_child(void)
 {
 	int p[2];
 	char c;
+	pid_t pid;
+	posix_spawn_file_actions_t fa;
+	char *argv[] = {PMWAL_LOCK_HOLDER, target, NULL};
 
 	cr_assert_eq(pipe(p), 0);
-	pid_t pid = fork();
+	cr_assert_eq(posix_spawn_file_actions_init(&fa), 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addclose(&fa, p[0]);
+	int rc = posix_spawn(&pid, PMWAL_LOCK_HOLDER, &fa, NULL, argv, environ);
 
-	cr_assert_neq(pid, -1);
-	if (pid == 0) {
-		struct pmwal_options o = opts(0);
-		struct pmwal *w;
-
-		close(p[0]);
-		if (pmwal_open(&o, &w) || pmwal_append(w, "child", 5, NULL))
-			_exit(1);
-		if (write(p[1], "x", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
+	posix_spawn_file_actions_destroy(&fa);
 	close(p[1]);
-	cr_assert_eq(read(p[0], &c, 1), 1, "the writer child did not start");
+	cr_assert_eq(rc, 0, "spawning %s: %s", PMWAL_LOCK_HOLDER, strerror(rc));
+	ssize_t n = read(p[0], &c, 1);
+
 	close(p[0]);
+	if (n != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		cr_assert_fail("the writer child did not start (see its stderr)");
+	}
 	return pid;
 }
 

@@ -23,6 +23,8 @@ static struct wal_sb sample_sb(void)
 	    .head_lsn = 1000,
 	    .group_blocks_max = 20,
 	    .create_time_ns = 123456789,
+	    .end_seq = 50,
+	    .end_lsn = 1200,
 	};
 	return sb;
 }
@@ -47,7 +49,7 @@ Test(format, superblock_with_any_flipped_bit_is_rejected)
 	struct wal_sb a = sample_sb(), b;
 
 	wal_sb_encode(&a, buf);
-	for (size_t bit = 0; bit < 96 * 8; bit += 7) {
+	for (size_t bit = 0; bit < WAL_SB_USED_BYTES * 8; bit += 7) {
 		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		cr_assert_neq(wal_sb_decode(buf, &b), 0, "bit %zu", bit);
 		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
@@ -58,28 +60,131 @@ Test(format, newer_valid_superblock_copy_wins_and_a_damaged_one_is_ignored)
 {
 	uint8_t copies[2 * WAL_SB_BYTES];
 	struct wal_sb a = sample_sb(), out;
+	char why[256];
 
 	wal_sb_encode(&a, copies);
 	a.sb_seq = 8;
-	a.head_lsn = 2000;
+	a.head_lsn = 1100;
 	wal_sb_encode(&a, copies + WAL_SB_BYTES);
-	cr_assert_eq(wal_sb_pick(copies, &out), 0);
-	cr_assert_eq(out.head_lsn, 2000);
+	cr_assert_eq(wal_sb_pick(copies, &out, why, sizeof(why)), 0);
+	cr_assert_eq(out.head_lsn, 1100);
 	copies[WAL_SB_BYTES + 100] ^= 1; /* torn second copy */
-	cr_assert_eq(wal_sb_pick(copies, &out), 0);
+	cr_assert_eq(wal_sb_pick(copies, &out, why, sizeof(why)), 0);
 	cr_assert_eq(out.head_lsn, 1000);
 	copies[100] ^= 1;
-	cr_assert_eq(wal_sb_pick(copies, &out), PMWAL_EFORMAT);
+	cr_assert_eq(wal_sb_pick(copies, &out, why, sizeof(why)), PMWAL_EFORMAT);
 }
 
-Test(format, superblock_of_another_version_is_not_a_log)
+Test(format, superblock_copies_of_two_logs_are_corrupt_never_a_guess)
 {
-	uint8_t buf[WAL_SB_BYTES];
-	struct wal_sb a = sample_sb(), b;
+	uint8_t copies[2 * WAL_SB_BYTES];
+	struct wal_sb a = sample_sb(), out;
+	char why[256] = "";
 
-	a.format_version = 2;
+	wal_sb_encode(&a, copies);
+	a.log_id ^= 1;
+	a.sb_seq = 99; /* "newer" */
+	wal_sb_encode(&a, copies + WAL_SB_BYTES);
+	cr_assert_eq(wal_sb_pick(copies, &out, why, sizeof(why)), PMWAL_ECORRUPT);
+	cr_assert(strstr(why, "two logs"), "%s", why);
+	/* Same update number, other contents: also refused. */
+	a = sample_sb();
+	wal_sb_encode(&a, copies);
+	a.head_lsn = 1001;
+	wal_sb_encode(&a, copies + WAL_SB_BYTES);
+	cr_assert_eq(wal_sb_pick(copies, &out, why, sizeof(why)), PMWAL_ECORRUPT);
+}
+
+/* Fields that pass the checksum but are out of range: each is refused. */
+static const char *out_of_range(int i, struct wal_sb *sb)
+{
+	switch (i) {
+	case 0:
+		sb->capacity_blocks = UINT64_MAX / 4096;
+		return "capacity wrapping 8192 + cap * 4096";
+	case 1:
+		sb->capacity_blocks = (1ull << 40) + 1;
+		return "capacity 2^40 + 1";
+	case 2:
+		sb->capacity_blocks = 3;
+		return "capacity 3";
+	case 3:
+		sb->group_blocks_max = 101;
+		return "group_blocks_max above capacity";
+	case 4:
+		sb->group_blocks_max = UINT32_MAX;
+		return "group_blocks_max huge";
+	case 5:
+		sb->group_blocks_max = 0;
+		return "group_blocks_max 0";
+	case 6:
+		sb->epoch = 0;
+		return "epoch 0";
+	case 7:
+		sb->epoch = UINT32_MAX;
+		return "epoch at its maximum";
+	case 8:
+		sb->record_bytes_max = 0;
+		return "record_bytes_max 0";
+	case 9:
+		sb->record_bytes_max = 2u << 30;
+		return "record_bytes_max 2 GiB";
+	case 10:
+		sb->head_lsn = 0;
+		return "head_lsn 0";
+	case 11:
+		sb->head_lsn = 1201;
+		return "head_lsn past end_lsn";
+	case 12:
+		sb->end_seq = 41;
+		return "end_seq below head_seq";
+	case 13:
+		sb->end_seq = 42 + 101;
+		return "end_seq a lap past head_seq";
+	case 14:
+		sb->flags = 2;
+		return "unknown flag";
+	case 15:
+		sb->block_bytes = 512;
+		return "block_bytes 512";
+	case 16:
+		sb->log_id = 0;
+		return "log_id 0";
+	case 17:
+		sb->sb_seq = 0;
+		return "sb_seq 0";
+	case 18:
+		sb->format_version = 1;
+		return "format version 1";
+	case 19:
+		sb->format_version = 3;
+		return "format version 3";
+	}
+	return NULL;
+}
+
+Test(format, every_superblock_field_out_of_range_is_refused)
+{
+
+	uint8_t buf[WAL_SB_BYTES];
+	struct wal_sb b;
+
+	for (int i = 0;; i++) {
+		struct wal_sb a = sample_sb();
+		const char *what = out_of_range(i, &a);
+
+		if (!what)
+			break;
+		wal_sb_encode(&a, buf);
+		cr_assert_eq(wal_sb_decode(buf, &b), PMWAL_EFORMAT, "accepted: %s", what);
+	}
+	/* A nonzero byte in the reserved area, re-sealed. */
+	struct wal_sb a = sample_sb();
+
 	wal_sb_encode(&a, buf);
-	cr_assert_eq(wal_sb_decode(buf, &b), PMWAL_EFORMAT);
+	buf[2000] = 1;
+	wal_put64(buf, wal_xxh3(buf + 8, WAL_SB_BYTES - 8, WAL_SB_SEED));
+	cr_assert_eq(wal_sb_decode(buf, &b), PMWAL_EFORMAT, "accepted reserved bytes");
 }
 
 /* A valid block at seq 57 of the sample log, with one record. */
@@ -181,7 +286,6 @@ Test(format, out_of_range_header_fields_are_malformed)
 		int width;
 	} cases[] = {
 	    {14, 12, 16}, /* first_rec past the payload */
-	    {56, 99, 32}, /* epoch from the future */
 	    {60, 1, 32},  /* group_index >= group_blocks */
 	    {64, 21, 32}, /* group_blocks > group_blocks_max */
 	    {68, 1, 32},  /* reserved */
@@ -196,6 +300,11 @@ Test(format, out_of_range_header_fields_are_malformed)
 		cr_assert_eq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_MALFORMED,
 			     "case %zu", i);
 	}
+	/* An epoch the superblock never had: the superblock is the stale one. */
+	make_block(block, 57, &sb);
+	wal_put32(block + 56, 99);
+	wal_block_seal(block, 57);
+	cr_assert_eq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_FUTURE);
 }
 
 Test(format, payload_length_past_the_block_is_refused_before_hashing)

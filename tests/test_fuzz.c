@@ -15,7 +15,7 @@
 #include "fuzz/fuzz_recovery.h"
 #include "testutil.h"
 
-/* A real log's ring bytes: records of many sizes, groups, a trailer. */
+/* A real log's ring bytes: records of many sizes and groups. */
 static uint8_t *real_ring(size_t *len)
 {
 	const size_t bytes = WAL_RING_OFFSET + (size_t)FUZZ_RING_BLOCKS * WAL_BLOCK_BYTES;

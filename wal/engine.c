@@ -37,10 +37,13 @@
 #define WAL_LEAD_CHAIN_MAX	4   /* groups one leader writes back to back */
 #define WAL_ITER_CHUNK_BLOCKS	64u /* 256 KiB read ahead per iterator */
 
+/* One announced record; a stage's list is in LSN order. */
 struct async_cb {
 	uint64_t lsn;
 	pmwal_durable_fn fn;
 	void *arg;
+	int status;	      /* set when its group is done */
+	struct async_cb *next;
 };
 
 /* One group being filled (or written). */
@@ -52,8 +55,7 @@ struct stage {
 	uint64_t first_lsn;
 	uint64_t last_lsn;
 	uint64_t nrecords;
-	struct async_cb *cbs;
-	size_t ncbs, cap_cbs;
+	struct async_cb *cbs, **cbs_tail; /* callbacks of this group's records */
 	pthread_cond_t cv; /* appenders waiting for this stage's group */
 };
 
@@ -71,6 +73,10 @@ struct pmwal {
 	pthread_cond_t cv_done; /* a group finished: room, close, release */
 	pthread_cond_t cv_work; /* committer: staged records wait */
 	pthread_mutex_t io_mu;	/* one device writer at a time (leader, release) */
+	/* Callbacks of finished groups, run in LSN order by one thread at a time
+	 * (the runner), with no lock and no leadership held: see run_callbacks. */
+	struct async_cb *done_cbs, **done_tail;
+	bool cb_running;
 	struct stage stage[2];
 	int active;		/* the stage accepting records */
 	uint8_t *dscratch;	/* mapped media: block images for direct groups */
@@ -86,7 +92,6 @@ struct pmwal {
 	uint64_t prev_checksum; /* checksum of block next_seq-1 */
 	uint64_t head_seq, head_lsn;
 	int failed;	     /* sticky: first write or flush error */
-	bool trailer_needed; /* groups written since the last trailer */
 	uint64_t groups_written, records_written;
 	char target[256];
 	char errmsg[512];
@@ -215,20 +220,25 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 
 /* ---- superblock --------------------------------------------------------- */
 
-/* Writes the next superblock copy and makes it durable (caller holds io_mu). */
+/*
+ * Writes @sb as the next superblock update (caller holds io_mu, or is the
+ * only thread): copy 0 made durable, then copy 1. Only after both may the
+ * caller use the new state (format.c, SUPERBLOCK).
+ */
 static int write_sb(struct pmwal *w, struct wal_sb *sb)
 {
 	uint8_t *buf = wal_alloc_io(WAL_SB_BYTES);
-	int rc;
+	int rc = 0;
 
 	if (!buf)
 		return -ENOMEM;
 	sb->sb_seq++;
 	wal_sb_encode(sb, buf);
-	struct wal_io io = {buf, WAL_SB_BYTES,
-			    (sb->sb_seq % WAL_SB_COPIES) * WAL_SB_BYTES};
+	for (uint32_t copy = 0; copy < WAL_SB_COPIES && !rc; copy++) {
+		struct wal_io io = {buf, WAL_SB_BYTES, copy * WAL_SB_BYTES};
 
-	rc = w->dev->ops->commit(w->dev, &io, 1);
+		rc = w->dev->ops->commit(w->dev, &io, 1);
+	}
 	free(buf);
 	return rc;
 }
@@ -274,8 +284,8 @@ static int format_log(struct pmwal *w, const struct pmwal_options *opt, char *er
 	sb->capacity_blocks = (cap - WAL_RING_OFFSET) / WAL_BLOCK_BYTES;
 	sb->epoch = 1;
 	sb->record_bytes_max = rec_max;
-	sb->head_seq = 0;
-	sb->head_lsn = 1;
+	sb->head_seq = sb->end_seq = 0;
+	sb->head_lsn = sb->end_lsn = 1;
 	uint64_t group_payload = rec_max + WAL_REC_HDR_BYTES;
 
 	uint64_t group_bytes = w->group_bytes_max;
@@ -296,11 +306,8 @@ static int format_log(struct pmwal *w, const struct pmwal_options *opt, char *er
 		return PMWAL_EBADOPT;
 	}
 	sb->create_time_ns = now_realtime_ns();
-	/* Both copies, so a stale copy of an earlier log can never win. */
-	int rc = write_sb(w, sb);
+	int rc = write_sb(w, sb); /* both copies: an earlier log's never wins */
 
-	if (!rc)
-		rc = write_sb(w, sb);
 	if (rc)
 		snprintf(err, errlen, "writing the superblocks: %s", strerror(-rc));
 	return rc;
@@ -319,7 +326,8 @@ static void stage_reset(struct stage *s)
 	s->fill = 0;
 	s->first_lsn = s->last_lsn = 0;
 	s->nrecords = 0;
-	s->ncbs = 0;
+	s->cbs = NULL;
+	s->cbs_tail = &s->cbs;
 }
 
 /* Starts a fresh block. Its padding is never written out past the device's
@@ -534,7 +542,6 @@ static void group_done(struct pmwal *w, int rc, uint64_t seq0, uint64_t n, uint6
 	publish_durable(w, last);
 	w->groups_written++;
 	w->records_written += last - first + 1;
-	w->trailer_needed = true;
 }
 
 /* Wakes every waiter, whatever it waits for: failure, close. */
@@ -545,10 +552,56 @@ static void wake_all(struct pmwal *w)
 	pthread_cond_broadcast(&w->cv_done);
 }
 
-static void run_callbacks(struct stage *s, int status)
+/* The thread running callbacks now, so that it can be told from others. */
+static _Thread_local const struct pmwal *in_callback;
+
+/* Moves stage @s's callbacks, with @status, to the queue of done ones (mu
+ * held). Groups finish in order, so the queue stays in LSN order. */
+static void queue_callbacks(struct pmwal *w, struct stage *s, int status)
 {
-	for (size_t i = 0; i < s->ncbs; i++)
-		s->cbs[i].fn(s->cbs[i].arg, s->cbs[i].lsn, status);
+	if (!s->cbs)
+		return;
+	for (struct async_cb *c = s->cbs; c; c = c->next)
+		c->status = status;
+	*w->done_tail = s->cbs;
+	w->done_tail = s->cbs_tail;
+	s->cbs = NULL;
+	s->cbs_tail = &s->cbs;
+}
+
+/*
+ * Runs queued callbacks (mu held; dropped while they run). One thread at a
+ * time is the runner and runs them in LSN order; a callback that appends,
+ * waits or syncs leads its own groups, whose callbacks join the queue and run
+ * after it returns, on this thread. No leadership is held meanwhile, so
+ * nothing a callback calls waits on itself (pmwal_close excepted: refused).
+ */
+static void run_callbacks(struct pmwal *w)
+{
+	if (w->cb_running || !w->done_cbs)
+		return;
+	w->cb_running = true;
+	while (w->done_cbs) {
+		struct async_cb *list = w->done_cbs;
+
+		w->done_cbs = NULL;
+		w->done_tail = &w->done_cbs;
+		pthread_mutex_unlock(&w->mu);
+		const struct pmwal *outer = in_callback;
+
+		in_callback = w;
+		while (list) {
+			struct async_cb *c = list;
+
+			list = c->next;
+			c->fn(c->arg, c->lsn, c->status);
+			free(c);
+		}
+		in_callback = outer;
+		pthread_mutex_lock(&w->mu);
+	}
+	w->cb_running = false;
+	pthread_cond_broadcast(&w->cv_done);
 }
 
 /*
@@ -636,16 +689,15 @@ again:
 	pthread_mutex_lock(&w->mu);
 	group_done(w, rc, seq0, s->nblocks, s->first_lsn, s->last_lsn,
 		   wal_get64(stage_block(s, s->nblocks - 1)));
-	/* Callbacks run without the lock; the stage stays ours until reset. */
-	if (s->ncbs) {
-		pthread_mutex_unlock(&w->mu);
-		run_callbacks(s, rc ? PMWAL_EFAILED : 0);
-		pthread_mutex_lock(&w->mu);
-	}
+	bool announce = s->cbs != NULL;
+
+	queue_callbacks(w, s, rc ? PMWAL_EFAILED : 0);
 	stage_reset(s);
+	if (PMWAL_BUG(CALLBACK_LEADING))
+		run_callbacks(w); /* the old way: a callback that waits waits on itself */
 	w->leading = false;
 	pthread_cond_broadcast(&w->cv_done);
-	if (!rc && !w->failed && w->stage[w->active].nblocks > 0 &&
+	if (!announce && !rc && !w->failed && w->stage[w->active].nblocks > 0 &&
 	    w->policy == PMWAL_COMMIT_DURABLE && ++chain < WAL_LEAD_CHAIN_MAX) {
 		/* The next group is waiting. Writing it at once keeps the device
 		 * busy; a handoff would first have to wake a thread on a busy
@@ -661,6 +713,8 @@ again:
 	else if (!rc && w->stage[w->active].nblocks > 0 &&
 		 w->policy == PMWAL_COMMIT_DURABLE)
 		pthread_cond_signal(&w->stage[w->active].cv); /* one of them leads */
+	/* Leadership is given up: the callbacks may append, wait and sync. */
+	run_callbacks(w);
 	return rc;
 }
 
@@ -671,6 +725,13 @@ static int wait_durable(struct pmwal *w, uint64_t lsn)
 		if (w->failed)
 			return PMWAL_EFAILED;
 		if (!w->leading) {
+			if (!w->stage[w->active].nblocks) {
+				/* Neither durable, in flight nor staged: a broken
+				 * invariant, answered, never spun on. */
+				set_err(w, "%s: LSN %llu is neither durable nor staged",
+					w->target, (unsigned long long)lsn);
+				return PMWAL_EFAILED;
+			}
 			wal_lead(w);
 			continue;
 		}
@@ -709,52 +770,6 @@ static int start_committer(struct pmwal *w)
 	if (rc)
 		return -rc;
 	w->committer_started = true;
-	return 0;
-}
-
-/*
- * Writes a trailer (format.c): one empty block whose durable_lsn attests every
- * record before it, so that damage to the last group of records reads as
- * corruption, not as a torn tail. Called with no group in flight (open,
- * close), holding io_mu and then mu (release's order). Skipped when the ring
- * has no free block: the next group attests instead.
- */
-static int write_trailer(struct pmwal *w)
-{
-	if (w->next_seq - w->head_seq + 1 > w->sb.capacity_blocks)
-		return 0;
-	uint8_t *b = wal_alloc_io(WAL_BLOCK_BYTES);
-	uint64_t slot = w->next_seq % w->sb.capacity_blocks;
-	uint32_t sector = w->dev->sector_bytes ? w->dev->sector_bytes : WAL_BLOCK_BYTES;
-	int rc;
-
-	if (!b)
-		return -ENOMEM;
-	memset(b, 0, WAL_BLOCK_BYTES);
-	struct wal_block_hdr h = {
-	    .payload_bytes = 0,
-	    .first_rec = WAL_NO_RECORD,
-	    .log_id = w->sb.log_id,
-	    .seq = w->next_seq,
-	    .prev_checksum = w->prev_checksum,
-	    .first_lsn = w->next_lsn,
-	    .durable_lsn = w->durable_lsn,
-	    .epoch = w->sb.epoch,
-	    .group_index = 0,
-	    .group_blocks = 1,
-	};
-	wal_block_encode_hdr(&h, b);
-	uint64_t sum = wal_block_seal(b, slot);
-	struct wal_io io = {b, (WAL_HDR_BYTES + sector - 1) / sector * sector,
-			    wal_slot_offset(slot)};
-
-	rc = w->dev->ops->commit(w->dev, &io, 1);
-	free(b);
-	if (rc)
-		return rc;
-	w->next_seq++;
-	w->prev_checksum = sum;
-	w->trailer_needed = false;
 	return 0;
 }
 
@@ -1077,6 +1092,11 @@ int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_dura
 		return -EINVAL;
 	if (w->flags & PMWAL_OPEN_READONLY)
 		return PMWAL_EREADONLY;
+	/* Allocated before staging: a record is never staged unannounced. */
+	struct async_cb *c = malloc(sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
 	pthread_mutex_lock(&w->mu);
 	rc = start_committer(w);
 	if (!rc)
@@ -1084,25 +1104,16 @@ int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_dura
 	if (!rc) {
 		struct stage *s = &w->stage[w->active];
 
-		if (s->ncbs == s->cap_cbs) {
-			size_t cap = s->cap_cbs ? s->cap_cbs * 2 : 64;
-			struct async_cb *n = realloc(s->cbs, cap * sizeof(*n));
-
-			if (!n) {
-				/* The record is staged; it stays, only unannounced. */
-				rc = -ENOMEM;
-				goto out;
-			}
-			s->cbs = n;
-			s->cap_cbs = cap;
-		}
-		s->cbs[s->ncbs++] = (struct async_cb){lsn, cb, arg};
+		*c = (struct async_cb){lsn, cb, arg, 0, NULL};
+		*s->cbs_tail = c;
+		s->cbs_tail = &c->next;
+		c = NULL;
 		if (lsn_out)
 			*lsn_out = lsn;
 		pthread_cond_signal(&w->cv_work);
 	}
-out:
 	pthread_mutex_unlock(&w->mu);
+	free(c); /* not staged: never called */
 	return rc;
 }
 
@@ -1146,7 +1157,7 @@ uint64_t pmwal_durable_lsn(struct pmwal *w)
 
 int pmwal_release(struct pmwal *w, uint64_t lsn)
 {
-	uint64_t seq, end_seq, head_lsn;
+	uint64_t seq, end_seq, end_lsn, head_lsn;
 	int rc;
 
 	if (!w)
@@ -1164,6 +1175,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 		rc = PMWAL_ERANGE;
 	}
 	end_seq = w->next_seq; /* durable groups only: io_mu keeps the leader out */
+	end_lsn = w->durable_lsn + 1;
 	head_lsn = w->head_lsn;
 	bool everything = lsn == w->durable_lsn + 1;
 	pthread_mutex_unlock(&w->mu);
@@ -1183,6 +1195,8 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 
 	sb.head_seq = seq;
 	sb.head_lsn = lsn;
+	sb.end_seq = end_seq; /* io_mu: no group in flight, all durable */
+	sb.end_lsn = end_lsn;
 	rc = write_sb(w, &sb);
 	pthread_mutex_lock(&w->mu);
 	if (rc) {
@@ -1196,6 +1210,8 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 		w->sb.sb_seq = sb.sb_seq;
 		w->sb.head_seq = seq;
 		w->sb.head_lsn = lsn;
+		w->sb.end_seq = end_seq;
+		w->sb.end_lsn = end_lsn;
 		w->head_seq = seq;
 		w->head_lsn = lsn;
 		wake_all(w);
@@ -1245,7 +1261,6 @@ static void free_handle(struct pmwal *w)
 		close(w->lock_fd); /* the last thing: the log is now free */
 	for (int i = 0; i < 2; i++) {
 		free(w->stage[i].buf);
-		free(w->stage[i].cbs);
 		pthread_cond_destroy(&w->stage[i].cv);
 	}
 	free(w->dscratch);
@@ -1294,10 +1309,21 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	w->head_lsn = w->sb.head_lsn;
 	if (w->flags & PMWAL_OPEN_READONLY)
 		return 0;
-	/* New epoch: blocks of a tail cut off now are told apart from ours. */
+	/* New epoch: blocks of a tail cut off now are told apart from ours, and
+	 * the superblock attests what recovery kept (format.c, end_seq). */
 	struct wal_sb sb = w->sb;
 
+	if (sb.epoch >= WAL_EPOCH_MAX) {
+		snprintf(err, errlen,
+			 "%s: the log's epoch is at its maximum (%u opens for writing); "
+			 "open it read-only and copy its records to a new log",
+			 w->target, sb.epoch);
+		return PMWAL_EFULL;
+	}
 	sb.epoch++;
+	sb.end_seq = tail.next_seq;
+	sb.end_lsn = tail.next_lsn;
+	sb.flags &= ~WAL_SB_CLOSED;
 	rc = write_sb(w, &sb);
 	if (rc) {
 		snprintf(err, errlen,
@@ -1306,18 +1332,6 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 		return rc;
 	}
 	w->sb = sb;
-	/* Attest what recovery kept (and overwrite any torn remains). */
-	if (!tail.trailer && w->durable_lsn >= w->head_lsn) {
-		pthread_mutex_lock(&w->io_mu);
-		rc = write_trailer(w);
-		pthread_mutex_unlock(&w->io_mu);
-		if (rc) {
-			snprintf(err, errlen,
-				 "%s: writing the trailer after recovery: %s", w->target,
-				 strerror(-rc));
-			return rc;
-		}
-	}
 	return 0;
 }
 
@@ -1339,10 +1353,13 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev, int
 	w->lock_fd = lock_fd;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_mutex_init(&w->io_mu, NULL);
+	w->done_tail = &w->done_cbs;
 	pthread_cond_init(&w->cv_done, NULL);
 	pthread_cond_init(&w->cv_work, NULL);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		pthread_cond_init(&w->stage[i].cv, NULL);
+		stage_reset(&w->stage[i]);
+	}
 	w->flags = opt->flags;
 	w->policy = opt->commit_policy;
 	w->window_us = opt->group_window_us;
@@ -1453,23 +1470,37 @@ int pmwal_close(struct pmwal *w)
 
 	if (!w)
 		return 0;
+	if (in_callback == w) {
+		set_err(w, "%s: pmwal_close called from a durability callback; close "
+			   "after the callbacks return",
+			w->target);
+		return -EDEADLK;
+	}
 	if (!(w->flags & PMWAL_OPEN_READONLY)) {
 		pthread_mutex_lock(&w->mu);
 		if (!w->failed && w->next_lsn > w->durable_lsn + 1)
 			rc = wait_durable(w, w->next_lsn - 1);
 		w->closing = true;
-		while (w->leading)
+		while (w->leading || w->cb_running)
 			pthread_cond_wait(&w->cv_done, &w->mu);
 		/* io_mu before mu, as release takes them. */
 		pthread_mutex_unlock(&w->mu);
 		pthread_mutex_lock(&w->io_mu);
 		pthread_mutex_lock(&w->mu);
-		if (!w->failed && !rc && w->trailer_needed && !w->leading) {
-			rc = write_trailer(w);
+		if (!w->failed && !rc && !w->leading) {
+			/* A clean close: the superblock attests the whole log. */
+			struct wal_sb sb = w->sb;
+
+			sb.end_seq = w->next_seq;
+			sb.end_lsn = w->durable_lsn + 1;
+			sb.flags |= WAL_SB_CLOSED;
+			rc = write_sb(w, &sb);
 			if (rc)
-				set_err(w, "%s: writing the trailer at close: %s",
+				set_err(w, "%s: writing the superblock at close: %s",
 					w->target, pmwal_strerror(rc));
 		}
+		if (!rc && w->failed)
+			rc = PMWAL_EFAILED; /* staged records were never made durable */
 		pthread_cond_broadcast(&w->cv_work);
 		wake_all(w);
 		pthread_mutex_unlock(&w->mu);
@@ -1477,10 +1508,12 @@ int pmwal_close(struct pmwal *w)
 		if (w->committer_started)
 			pthread_join(w->committer, NULL);
 		/* Callbacks of records that never became durable hear so once. */
+		pthread_mutex_lock(&w->mu);
 		for (int i = 0; i < 2; i++)
-			if (w->stage[i].ncbs)
-				run_callbacks(&w->stage[i],
-					      w->failed ? PMWAL_EFAILED : PMWAL_ECLOSED);
+			queue_callbacks(w, &w->stage[i ^ w->active ^ 1],
+					w->failed ? PMWAL_EFAILED : PMWAL_ECLOSED);
+		run_callbacks(w);
+		pthread_mutex_unlock(&w->mu);
 	}
 	free_handle(w);
 	return rc;

@@ -19,7 +19,6 @@ struct wal_tail {
 	uint64_t next_lsn;	/* LSN the next record gets */
 	uint64_t prev_checksum; /* checksum of block next_seq-1 */
 	uint64_t durable_lsn;	/* last recovered LSN (0: none) */
-	bool trailer;		/* the log already ends with a trailer */
 };
 
 /* Reads both superblock copies and picks the valid newer one. */

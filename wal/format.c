@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * format.c - the pmwal on-disk format, version 1: its specification and the
+ * format.c - the pmwal on-disk format, version 2: its specification and the
  * only code that encodes and decodes it.
  *
  * LAYOUT
@@ -15,24 +15,39 @@
  *   block ever written to the log from 0 and are never reused; block seq lives
  *   in ring slot seq % N. LSNs number records from 1 and are never reused.
  *
- * SUPERBLOCK (4096 bytes; two copies, written alternately: copy sb_seq % 2)
+ * SUPERBLOCK (4096 bytes; two copies with the same content)
  *   off size field
  *     0    8 checksum          XXH3_64bits(bytes [8, 4096), seed WAL_SB_SEED)
  *     8    8 magic             "PMWALSB1" (0x3142534c41574d50)
- *    16    4 format_version    1
+ *    16    4 format_version    2 (version 1 logs are refused by name)
  *    20    4 block_bytes       4096
  *    24    8 log_id            random, nonzero: the log's identity
- *    32    8 sb_seq            +1 on every superblock write; the newer valid
- *                              copy wins, so one copy is always valid
- *    40    8 capacity_blocks   N, ring slots (>= 4)
- *    48    4 epoch             +1 on every open for writing
+ *    32    8 sb_seq            +1 on every superblock update (>= 1)
+ *    40    8 capacity_blocks   N, ring slots (4 .. 2^40)
+ *    48    4 epoch             +1 on every open for writing (1 .. 2^32-2)
  *    52    4 record_bytes_max  largest record (1 .. 1 GiB)
  *    56    8 head_seq          seq of the oldest live block
  *    64    8 head_lsn          oldest live LSN (records below it are released)
  *    72    4 group_blocks_max  most blocks one group write may span
- *    76    4 flags             0
+ *                              (2 .. min(N, WAL_GROUP_BLOCKS_MAX))
+ *    76    4 flags             bit 0 CLOSED: written by a clean close
  *    80    8 create_time_ns    CLOCK_REALTIME at creation
- *    88 4008 zero
+ *    88    8 end_seq           every block in [head_seq, end_seq) was durable
+ *                              when this copy was written (head_seq <= end_seq
+ *                              <= head_seq + N)
+ *    96    8 end_lsn           the LSN after the last record in those blocks
+ *                              (>= head_lsn)
+ *   104 3992 zero              (checked)
+ *
+ *   An update writes copy 0 and makes it durable, then copy 1, and only then
+ *   uses the new state (a new epoch, reusable space after a release). So a
+ *   crash or one damaged copy always leaves a copy describing a state that
+ *   was true: both valid -> the higher sb_seq; one valid -> that one (if copy
+ *   0 is the damaged one its update never completed, or copy 1 holds the
+ *   same); two valid copies of different logs, or with one sb_seq but other
+ *   contents -> CORRUPT, never a guess. Superblocks are written at create,
+ *   after recovery (new epoch, end = what recovery kept), at release (new
+ *   head, end = the durable end) and at a clean close (CLOSED).
  *
  * BLOCK (4096 bytes: a 72-byte header, then 4024 payload bytes)
  *   off size field
@@ -72,18 +87,17 @@
  *   seals its last block (zero padding), so a torn write can only ever damage
  *   the one unacknowledged group.
  *
- * TRAILER
- *   A group of one empty block (payload_bytes 0, first_rec 0xFFFF, first_lsn =
- *   the next LSN) written after recovery and at close. It holds no record; its
- *   durable_lsn attests that every record before it was acknowledged, so damage
- *   to the last group of records is CORRUPT rather than a torn tail.
- *
  * VALID BLOCK (read at slot s while expecting seq q)
  *   checksum matches; magic and log_id match the superblock; seq == q;
- *   epoch <= superblock epoch; payload_bytes <= 4024; first_rec is 0xFFFF or
- *   first_rec + 4 <= payload_bytes; group_index < group_blocks <=
+ *   epoch <= superblock epoch (a higher one is FUTURE: the superblock is
+ *   older than the blocks, which one valid copy never is); 1 <= payload_bytes
+ *   <= 4024; first_rec is 0xFFFF or first_rec + 4 <= payload_bytes;
+ *   group_index < group_blocks <=
  *   group_blocks_max; and, except for the head block, prev_checksum equals
- *   the checksum of block q-1.
+ *   the checksum of block q-1. At seq >= end_seq the epoch must equal the
+ *   superblock's (only the open that wrote it writes there; anything older is
+ *   the unacknowledged remains of an earlier open). The head block's
+ *   first_lsn is <= head_lsn (== head_lsn when head_seq == end_seq).
  *
  * RECOVERY DECISION TABLE
  *   Recovery walks seq = head_seq, head_seq+1, ... while blocks are valid and
@@ -92,6 +106,11 @@
  *
  *   finding                                                         verdict
  *   -------------------------------------------------------------  ---------
+ *   q < end_seq: the superblock says block q was durable             CORRUPT
+ *   a block of epoch above the superblock's (FUTURE)                 CORRUPT
+ *   at end_seq the LSN is not end_lsn, or a group is open            CORRUPT
+ *   CLOSED and q == end_seq: the clean close's end (whatever the     CLEAN
+ *     slot holds: zeros, garbage, an old log's bytes)
  *   a valid block of a LATER group exists within the look-ahead     CORRUPT
  *     window (seq q+1 .. q + 2*group_blocks_max): block q's group
  *     was durable before that group was written
@@ -101,8 +120,15 @@
  *   q starts a group, and some block of that group is valid          TORN_TAIL
  *   q starts a group and its block fails the checksum                TORN_TAIL
  *   q starts a group and its block is zero, stale (an earlier lap),  CLEAN
- *     of another log, or left by an earlier epoch than the block
- *     before it (the unacked remains of a tail cut off earlier)
+ *     of another log, or of an earlier epoch (remains of a tail cut
+ *     off by an earlier recovery)
+ *
+ *   What no byte can prove: groups acknowledged since the last
+ *   superblock write of a log that was not closed cleanly, with nothing
+ *   written after them. Damage that removes them whole (zeros, or a block
+ *   of an earlier lap) reads as CLEAN or TORN_TAIL at the last group that
+ *   survives; a changed byte in the last one reads TORN_TAIL. Everything up
+ *   to end_seq, and everything of a cleanly closed log, is proven.
  *
  *   CORRUPT reports the first LSN whose bytes are in block q and q's byte
  *   offset. Open fails on CORRUPT unless salvage was asked for; salvage
@@ -111,9 +137,11 @@
  *   never acknowledged. Recovery reads at most head..q plus the window, holds
  *   one read buffer, and writes nothing; the engine then bumps the epoch.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "format.h"
+#include "seeded.h"
 #include "xxh.h"
 
 _Static_assert(WAL_HDR_BYTES == 72, "block header is 72 bytes");
@@ -138,7 +166,29 @@ void wal_sb_encode(const struct wal_sb *sb, uint8_t out[WAL_SB_BYTES])
 	wal_put32(out + 72, sb->group_blocks_max);
 	wal_put32(out + 76, sb->flags);
 	wal_put64(out + 80, sb->create_time_ns);
+	wal_put64(out + 88, sb->end_seq);
+	wal_put64(out + 96, sb->end_lsn);
 	wal_put64(out, wal_xxh3(out + 8, WAL_SB_BYTES - 8, WAL_SB_SEED));
+}
+
+/* Every field in range, overflow-safely: a checksummed lie must not crash,
+ * hang or allocate (the checksum proves only who wrote the bytes). */
+static bool sb_fields_ok(const struct wal_sb *sb, const uint8_t *in)
+{
+	uint64_t n = sb->capacity_blocks;
+
+	for (uint32_t i = WAL_SB_USED_BYTES; i < WAL_SB_BYTES; i++)
+		if (in[i])
+			return false;
+	return sb->block_bytes == WAL_BLOCK_BYTES && sb->log_id != 0 && sb->sb_seq != 0 &&
+	       n >= WAL_MIN_RING_BLOCKS && n <= WAL_CAPACITY_MAX && sb->epoch != 0 &&
+	       sb->epoch <= WAL_EPOCH_MAX && sb->record_bytes_max != 0 &&
+	       sb->record_bytes_max <= WAL_RECORD_MAX_LIMIT &&
+	       sb->group_blocks_max >= 2 && sb->group_blocks_max <= n &&
+	       sb->group_blocks_max <= WAL_GROUP_BLOCKS_MAX && sb->head_lsn != 0 &&
+	       (sb->flags & ~WAL_SB_CLOSED) == 0 && sb->end_seq >= sb->head_seq &&
+	       sb->end_seq - sb->head_seq <= n && sb->end_lsn >= sb->head_lsn &&
+	       sb->end_seq <= UINT64_MAX - n && sb->end_lsn < UINT64_MAX / 2;
 }
 
 int wal_sb_decode(const uint8_t in[WAL_SB_BYTES], struct wal_sb *sb)
@@ -159,32 +209,63 @@ int wal_sb_decode(const uint8_t in[WAL_SB_BYTES], struct wal_sb *sb)
 	sb->group_blocks_max = wal_get32(in + 72);
 	sb->flags = wal_get32(in + 76);
 	sb->create_time_ns = wal_get64(in + 80);
-	if (sb->format_version != PMWAL_FORMAT_VERSION ||
-	    sb->block_bytes != WAL_BLOCK_BYTES || sb->log_id == 0 ||
-	    sb->capacity_blocks < WAL_MIN_RING_BLOCKS || sb->record_bytes_max == 0 ||
-	    sb->record_bytes_max > WAL_RECORD_MAX_LIMIT || sb->group_blocks_max == 0 ||
-	    sb->head_lsn == 0 || sb->flags != 0)
+	sb->end_seq = wal_get64(in + 88);
+	sb->end_lsn = wal_get64(in + 96);
+	if (sb->format_version != PMWAL_FORMAT_VERSION || !sb_fields_ok(sb, in))
 		return PMWAL_EFORMAT;
 	return 0;
 }
 
-int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_sb *sb)
+int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_sb *sb,
+		char *why, size_t whylen)
 {
 	struct wal_sb a, b;
 	int ra = wal_sb_decode(copies, &a);
 	int rb = wal_sb_decode(copies + WAL_SB_BYTES, &b);
 
-	if (ra && rb)
+	if (ra && rb) {
+		uint32_t v0 = wal_get32(copies + 16), v1 = wal_get32(copies + WAL_SB_BYTES + 16);
+		bool magic = wal_get64(copies + 8) == WAL_SB_MAGIC ||
+			     wal_get64(copies + WAL_SB_BYTES + 8) == WAL_SB_MAGIC;
+
+		if (magic && (v0 == 1 || v1 == 1))
+			snprintf(why, whylen,
+				 "a format version 1 log (pmwal 0.1); this pmwal reads "
+				 "version %d: dump it with the old pmwal and append the "
+				 "records to a new log",
+				 PMWAL_FORMAT_VERSION);
+		else if (magic)
+			snprintf(why, whylen,
+				 "both superblock copies are damaged or out of range");
+		else
+			snprintf(why, whylen, "no pmwal superblock at offset 0 or "
+					     "4096; create a log with `pmwal create`");
 		return PMWAL_EFORMAT;
-	if (ra == 0 && rb == 0 && a.log_id != b.log_id) {
-		/* Two logs' superblocks: trust the one at the newer write. */
+	}
+	if (PMWAL_BUG(TRUST_OLD_SB) && ra == 0 && rb == 0) {
+		*sb = a.sb_seq < b.sb_seq ? a : b;
+		return 0;
+	}
+	if (ra == 0 && rb == 0) {
+		if (a.log_id != b.log_id) {
+			snprintf(why, whylen,
+				 "the superblock copies name two logs (id %016llx at offset "
+				 "0, %016llx at 4096): one was written over; restore the "
+				 "right copy or recreate the log",
+				 (unsigned long long)a.log_id, (unsigned long long)b.log_id);
+			return PMWAL_ECORRUPT;
+		}
+		if (a.sb_seq == b.sb_seq &&
+		    memcmp(copies, copies + WAL_SB_BYTES, WAL_SB_BYTES) != 0) {
+			snprintf(why, whylen,
+				 "the superblock copies disagree at the same update %llu",
+				 (unsigned long long)a.sb_seq);
+			return PMWAL_ECORRUPT;
+		}
 		*sb = a.sb_seq >= b.sb_seq ? a : b;
 		return 0;
 	}
-	if (ra == 0 && (rb || a.sb_seq >= b.sb_seq))
-		*sb = a;
-	else
-		*sb = b;
+	*sb = ra == 0 ? a : b;
 	return 0;
 }
 
@@ -250,13 +331,15 @@ enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64
 		return WAL_BLOCK_MISPLACED;
 	if (h->seq < seq)
 		return WAL_BLOCK_STALE;
-	if (h->epoch > sb->epoch || h->payload_bytes > WAL_PAYLOAD_BYTES ||
+	if (h->payload_bytes == 0 || h->payload_bytes > WAL_PAYLOAD_BYTES ||
 	    (h->first_rec != WAL_NO_RECORD &&
 	     (uint32_t)h->first_rec + WAL_REC_HDR_BYTES > h->payload_bytes) ||
 	    h->group_blocks == 0 || h->group_index >= h->group_blocks ||
 	    h->group_blocks > sb->group_blocks_max || h->first_lsn == 0 ||
 	    wal_get32(block + 68) != 0)
 		return WAL_BLOCK_MALFORMED;
+	if (h->epoch > sb->epoch)
+		return WAL_BLOCK_FUTURE;
 	return WAL_BLOCK_VALID;
 }
 
@@ -275,6 +358,8 @@ const char *wal_block_state_name(enum wal_block_state s)
 		return "block belongs to another slot";
 	case WAL_BLOCK_MALFORMED:
 		return "malformed header";
+	case WAL_BLOCK_FUTURE:
+		return "block of an epoch newer than the superblock";
 	}
 	return "?";
 }

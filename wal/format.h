@@ -43,9 +43,17 @@ struct wal_sb {
 	uint64_t head_seq;
 	uint64_t head_lsn;
 	uint32_t group_blocks_max;
-	uint32_t flags;
+	uint32_t flags; /* WAL_SB_CLOSED */
 	uint64_t create_time_ns;
+	uint64_t end_seq; /* blocks [head_seq, end_seq) were durable at this write */
+	uint64_t end_lsn; /* the LSN after the last record in them */
 };
+
+#define WAL_SB_CLOSED	     1u /* written at close: the log ends at end_seq */
+#define WAL_SB_USED_BYTES    104u
+#define WAL_EPOCH_MAX	     (UINT32_MAX - 1)
+#define WAL_CAPACITY_MAX     (1ull << 40) /* ring blocks: 4 PiB, and no overflow */
+#define WAL_GROUP_BLOCKS_MAX (((256u << 20) + WAL_RECORD_MAX_LIMIT) / 4021u + 2u)
 
 /* A block header, decoded. */
 struct wal_block_hdr {
@@ -71,6 +79,7 @@ enum wal_block_state {
 	WAL_BLOCK_STALE,     /* valid checksum, older sequence (earlier lap) */
 	WAL_BLOCK_MISPLACED, /* valid checksum, belongs to another slot or a later lap */
 	WAL_BLOCK_MALFORMED, /* valid checksum, fields out of range */
+	WAL_BLOCK_FUTURE,    /* valid, but from an epoch the superblock never had */
 };
 
 static inline uint64_t wal_slot_offset(uint64_t slot)
@@ -120,8 +129,13 @@ static inline uint64_t wal_get64(const uint8_t *p)
 void wal_sb_encode(const struct wal_sb *sb, uint8_t out[WAL_SB_BYTES]);
 /* Returns 0, or PMWAL_EFORMAT when the bytes are not a valid superblock. */
 int wal_sb_decode(const uint8_t in[WAL_SB_BYTES], struct wal_sb *sb);
-/* Picks the newer valid copy; returns 0 or PMWAL_EFORMAT (neither valid). */
-int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_sb *sb);
+/*
+ * Picks the copy to trust (format.c, SUPERBLOCK): 0, PMWAL_EFORMAT (neither
+ * valid, or an unsupported version: @why says which), or PMWAL_ECORRUPT (two
+ * valid copies that contradict each other). @why gets a line for people.
+ */
+int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_sb *sb,
+		char *why, size_t whylen);
 
 /* The checksum of a block's bytes [8, 4096) seeded with its ring slot. */
 uint64_t wal_block_checksum(const uint8_t *block, uint64_t slot);

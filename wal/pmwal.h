@@ -40,7 +40,7 @@ extern "C" {
 #define PMWAL_VERSION_MINOR 1
 #define PMWAL_VERSION_PATCH 0
 /* The on-disk format version this library writes and reads. */
-#define PMWAL_FORMAT_VERSION 1
+#define PMWAL_FORMAT_VERSION 2
 /* Every log is made of blocks of this many bytes, on every medium. */
 #define PMWAL_BLOCK_BYTES 4096
 
@@ -232,12 +232,13 @@ int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count,
 
 /*
  * Called once the record is durable (status 0) or can never be (status < 0:
- * PMWAL_EFAILED, or PMWAL_ECLOSED at close). It runs on the thread that
- * completed the group (a pmwal thread or an appender) while that group's
- * leadership is held: it may call pmwal_append_async() and
- * pmwal_durable_lsn(), but never pmwal_append(), pmwal_appendv(),
- * pmwal_wait(), pmwal_sync() or pmwal_close() (they would wait on itself).
- * It should return quickly.
+ * PMWAL_EFAILED, or PMWAL_ECLOSED at close). Callbacks run one at a time, in
+ * LSN order, on a thread that completed a group (a pmwal thread or an
+ * appender), with no pmwal lock and no group leadership held. A callback may
+ * call anything on the log except pmwal_close() (refused with -EDEADLK):
+ * appends, waits and syncs lead their own groups, whose callbacks run after
+ * this one returns. A callback that blocks delays the callbacks behind it,
+ * not the log's writes.
  */
 typedef void (*pmwal_durable_fn)(void *arg, uint64_t lsn, int status);
 

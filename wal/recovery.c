@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "seeded.h"
 
 #define WAL_SCAN_CHUNK_BLOCKS 2048u /* 8 MiB a time... */
 #define WAL_SCAN_PIECE_BLOCKS 256u  /* ...as 1 MiB reads in flight together */
@@ -99,7 +100,8 @@ struct scan {
 	uint64_t tail_sum; /* checksum of the last block of the last complete group */
 	uint64_t tail_seq; /* seq after the last complete group */
 	uint64_t max_hint;
-	bool tail_is_trailer; /* the last complete group is a trailer */
+	bool at_end_checked; /* the walk passed end_seq and matched end_lsn */
+	bool head_checked;   /* the head's group was walked and held head_lsn */
 };
 
 static void count_record(struct scan *s, uint64_t lsn, uint32_t len)
@@ -120,15 +122,6 @@ static bool parse_block(struct scan *s, const uint8_t *block,
 	const uint8_t *p = block + WAL_HDR_BYTES;
 	uint32_t pos = 0, end = h->payload_bytes;
 
-	if (end == 0) {
-		/* A trailer: a group of one empty block, attesting durable_lsn. */
-		if (h->first_rec != WAL_NO_RECORD || h->group_blocks != 1 ||
-		    (!first_of_walk && (s->rec_left || h->first_lsn != s->lsn_next)))
-			return false;
-		s->rec_left = 0;
-		s->lsn_next = h->first_lsn;
-		return true;
-	}
 	if (first_of_walk) {
 		/* Head or resume point: skip the tail of a record begun earlier. */
 		s->rec_left = 0;
@@ -201,6 +194,16 @@ static int step(struct scan *s, enum wal_block_state *state, bool *ok)
 	*state = wal_block_check(block, slot, s->seq, s->sb, &h);
 	if (*state != WAL_BLOCK_VALID)
 		return 0;
+	if (s->seq >= s->sb->end_seq && h.epoch != s->sb->epoch) {
+		*state = WAL_BLOCK_STALE; /* remains of an earlier open's tail */
+		return 0;
+	}
+	if (s->seq == s->sb->head_seq && !PMWAL_BUG(HEAD_UNCHECKED) &&
+	    (h.first_lsn > s->sb->head_lsn ||
+	     (s->seq == s->sb->end_seq && h.first_lsn != s->sb->head_lsn))) {
+		*state = WAL_BLOCK_MISPLACED; /* does not hold the head's LSN */
+		return 0;
+	}
 	if (s->have_prev && (h.prev_checksum != s->prev_sum || h.epoch < s->prev_epoch)) {
 		*state = WAL_BLOCK_STALE; /* left by an earlier epoch, or chain broken */
 		if (h.epoch >= s->prev_epoch)
@@ -238,8 +241,15 @@ static int step(struct scan *s, enum wal_block_state *state, bool *ok)
 			*state = WAL_BLOCK_MALFORMED;
 			return 0;
 		}
+		/* Release puts the head in the group where head_lsn starts: a
+		 * head group that ends below it is a superblock that lies. */
+		if (!s->head_checked && !PMWAL_BUG(HEAD_UNCHECKED) &&
+		    s->lsn_next <= s->sb->head_lsn) {
+			*state = WAL_BLOCK_MISPLACED;
+			return 0;
+		}
+		s->head_checked = true;
 		commit_group(s, h.checksum);
-		s->tail_is_trailer = h.payload_bytes == 0;
 		s->in_group = false;
 	} else {
 		s->in_group = true;
@@ -301,6 +311,29 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 	*resume = false;
 	if (rc)
 		return rc;
+	if (q < s->sb->end_seq || state == WAL_BLOCK_FUTURE) {
+		if (rep->verdict != PMWAL_CORRUPT) {
+			rep->verdict = PMWAL_CORRUPT;
+			rep->corrupt_lsn = s->rec_left ? s->lsn_next - 1 : s->lsn_next;
+			rep->corrupt_offset = wal_slot_offset(q % s->sb->capacity_blocks);
+			snprintf(rep->detail, sizeof(rep->detail),
+				 state == WAL_BLOCK_FUTURE
+				     ? "block seq %llu (offset %llu): %s; the superblock "
+				       "is older than the log (LSNs from %llu on would be "
+				       "reused)"
+				     : "block seq %llu (offset %llu) is damaged (%s) but "
+				       "the superblock records the log durable up to LSN "
+				       "%llu",
+				 (unsigned long long)q,
+				 (unsigned long long)rep->corrupt_offset,
+				 wal_block_state_name(state),
+				 (unsigned long long)(state == WAL_BLOCK_FUTURE
+							  ? rep->corrupt_lsn
+							  : s->sb->end_lsn - 1));
+		}
+		if (!later)
+			later = q + 1; /* salvage may still find a resume point */
+	}
 	if (later) {
 		/* The first LSN with bytes in block q. */
 		uint64_t lsn = s->rec_left ? s->lsn_next - 1 : s->lsn_next;
@@ -412,6 +445,28 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 		enum wal_block_state state = WAL_BLOCK_VALID;
 		bool ok, resume;
 
+		if (s.seq == sb->end_seq && rep->verdict != PMWAL_CORRUPT &&
+		    (s.in_group || s.lsn_next != sb->end_lsn)) {
+			rep->verdict = PMWAL_CORRUPT;
+			rep->corrupt_lsn = s.lsn_next < sb->end_lsn ? s.lsn_next : sb->end_lsn;
+			rep->corrupt_offset = wal_slot_offset(s.seq % sb->capacity_blocks);
+			snprintf(rep->detail, sizeof(rep->detail),
+				 "the superblock records LSNs up to %llu durable in blocks "
+				 "before seq %llu, but the blocks hold LSNs up to %llu",
+				 (unsigned long long)(sb->end_lsn - 1),
+				 (unsigned long long)sb->end_seq,
+				 (unsigned long long)(s.lsn_next - 1));
+			break;
+		}
+		if (s.seq == sb->end_seq && (sb->flags & WAL_SB_CLOSED)) {
+			if (rep->verdict != PMWAL_CORRUPT) {
+				rep->verdict = PMWAL_CLEAN;
+				snprintf(rep->detail, sizeof(rep->detail),
+					 "clean: closed at block seq %llu",
+					 (unsigned long long)s.seq);
+			}
+			break;
+		}
 		if (s.seq - sb->head_seq >= sb->capacity_blocks) {
 			rep->verdict =
 			    rep->verdict == PMWAL_CORRUPT ? PMWAL_CORRUPT : PMWAL_CLEAN;
@@ -435,8 +490,8 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 	rep->end_offset = wal_slot_offset(s.tail_seq % sb->capacity_blocks);
 	tail->next_seq = s.tail_seq;
 	tail->prev_checksum = s.tail_sum;
-	tail->durable_lsn = s.last_lsn;
-	tail->trailer = s.tail_is_trailer;
+	/* Nothing live (all released): the durable end is just below the head. */
+	tail->durable_lsn = s.last_lsn >= sb->head_lsn ? s.last_lsn : sb->head_lsn - 1;
 	/* Records never reached (torn) keep no LSN: the next record follows the
 	 * last recovered one, or the head when nothing is left. */
 	tail->next_lsn = s.last_lsn ? s.last_lsn + 1 : sb->head_lsn;
@@ -467,16 +522,23 @@ int wal_read_sb(struct wal_dev *dev, struct wal_sb *sb, char *err, size_t errlen
 		snprintf(err, errlen, "reading the superblocks: %s", strerror(-rc));
 		goto out;
 	}
-	rc = wal_sb_pick(buf, sb);
-	if (rc) {
-		snprintf(
-		    err, errlen,
-		    "no valid pmwal superblock (format version %d) at offset 0 or 4096; "
-		    "create a log with `pmwal create`",
-		    PMWAL_FORMAT_VERSION);
+	char why[256] = "";
+
+	rc = wal_sb_pick(buf, sb, why, sizeof(why));
+	if (rc == PMWAL_EFORMAT && all_zero(buf, WAL_RING_OFFSET)) {
+		snprintf(err, errlen,
+			 "not a pmwal log: no superblock (bytes 0..8191 are zero); an "
+			 "interrupted `pmwal create`? remove it, or create it again "
+			 "with --force");
 		goto out;
 	}
-	if (WAL_RING_OFFSET + sb->capacity_blocks * WAL_BLOCK_BYTES > dev->size_bytes) {
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", rc == PMWAL_EFORMAT ? "not a pmwal log" :
+			 "corrupt superblock", why);
+		goto out;
+	}
+	/* Overflow-safe: capacity_blocks is at most 2^40 (format.c). */
+	if (sb->capacity_blocks > (dev->size_bytes - WAL_RING_OFFSET) / WAL_BLOCK_BYTES) {
 		snprintf(
 		    err, errlen,
 		    "superblock says %llu blocks but the target holds only %llu bytes "

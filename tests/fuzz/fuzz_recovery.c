@@ -26,6 +26,8 @@ void fuzz_make_sb(uint8_t *image, uint32_t epoch)
 	    .head_seq = 0,
 	    .head_lsn = 1,
 	    .group_blocks_max = 5,
+	    .end_seq = 0,
+	    .end_lsn = 1,
 	};
 	wal_sb_encode(&sb, image);
 }
@@ -40,13 +42,25 @@ long fuzz_recover_bytes(const uint8_t *data, size_t size, int reseal)
 	if (!sim)
 		return 0;
 	img = sim_image(sim);
-	fuzz_make_sb(img, 1000); /* above any epoch a test log reaches */
 	if (size)
 		for (size_t off = WAL_RING_OFFSET, i = 0; off < bytes; off++, i++)
 			img[off] = data[i % size];
 	if (reseal)
 		for (uint64_t slot = 0; slot < FUZZ_RING_BLOCKS; slot++)
 			wal_block_seal(img + wal_slot_offset(slot), slot);
+	/* Format 2 reads blocks past end_seq only from the superblock's own
+	 * epoch: take the highest epoch the bytes hold, so that a real log's
+	 * blocks are walked, not all refused as stale. */
+	uint32_t epoch = 1;
+
+	for (uint64_t slot = 0; slot < FUZZ_RING_BLOCKS; slot++) {
+		struct wal_block_hdr h;
+
+		wal_block_decode_hdr(img + wal_slot_offset(slot), &h);
+		if (h.epoch > epoch && h.epoch < WAL_EPOCH_MAX)
+			epoch = h.epoch;
+	}
+	fuzz_make_sb(img, epoch);
 	struct pmwal *w;
 
 	if (tu_open_sim(sim, PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE, &w) == 0) {

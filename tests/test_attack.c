@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_attack.c - the outside attack's cases on the format and the engine
+ * (issue 13 classes 2-5), each one a test that failed before its fix:
+ * superblock damage and choice, release and the head, damage at the tail,
+ * and callbacks that call back. On the simulated device, so every byte is
+ * the test's to damage.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "engine.h"
+#include "format.h"
+#include "testutil.h"
+#include "xxh.h"
+
+#define LOG_BYTES (4u << 20)
+
+static struct pmwal *open_sim(struct sim_dev *sim, uint32_t flags)
+{
+	struct pmwal *w = NULL;
+	struct pmwal_options o = tu_sim_opts(flags, LOG_BYTES);
+	int rc = wal_open_dev(&o, sim_wal_dev(sim), &w);
+
+	cr_assert_eq(rc, 0, "open: %s", pmwal_strerror(rc));
+	return w;
+}
+
+static void append_keyed(struct pmwal *w, int n, size_t len)
+{
+	char buf[9000];
+
+	for (int i = 0; i < n; i++) {
+		uint64_t lsn = pmwal_durable_lsn(w) + 1;
+
+		tu_fill(buf, len, lsn);
+		cr_assert_eq(pmwal_append(w, buf, len, &lsn), 0);
+	}
+}
+
+/* Two opens' worth of records: 10 then 10 more, closed cleanly each time. */
+static struct sim_dev *two_opens(void)
+{
+	struct sim_dev *sim = sim_new(LOG_BYTES);
+	struct pmwal *w = open_sim(sim, PMWAL_OPEN_CREATE);
+
+	append_keyed(w, 10, 100);
+	cr_assert_eq(pmwal_close(w), 0);
+	w = open_sim(sim, 0);
+	append_keyed(w, 10, 100);
+	cr_assert_eq(pmwal_close(w), 0);
+	return sim;
+}
+
+static struct pmwal_report verify(struct sim_dev *sim, int want_rc)
+{
+	struct pmwal_report rep = {0};
+	int rc = tu_verify_image(sim, &rep);
+
+	cr_assert_eq(rc, want_rc, "verify: %s", pmwal_strerror(rc));
+	return rep;
+}
+
+/* Class 2: one changed byte in either superblock copy loses nothing. */
+Test(attack, one_damaged_byte_in_either_superblock_copy_loses_no_record)
+{
+	for (int copy = 0; copy < 2; copy++) {
+		struct sim_dev *sim = two_opens();
+
+		sim_image(sim)[copy * WAL_SB_BYTES + 60] ^= 0x10; /* head_seq */
+		struct pmwal_report rep = verify(sim, 0);
+
+		cr_assert_eq(rep.verdict, PMWAL_CLEAN, "copy %d: %s", copy, rep.detail);
+		cr_assert_eq(rep.records, 20, "copy %d damaged: %llu records", copy,
+			     (unsigned long long)rep.records);
+		/* And the next append continues after LSN 20. */
+		struct pmwal *w = open_sim(sim, 0);
+		uint64_t lsn;
+
+		cr_assert_eq(pmwal_append(w, "x", 1, &lsn), 0);
+		cr_assert_eq(lsn, 21, "copy %d: LSN %llu reused", copy,
+			     (unsigned long long)lsn);
+		pmwal_close(w);
+		sim_free(sim);
+	}
+}
+
+/* Class 2: a foreign log's (newer) superblock in one slot is no reason to
+ * drop this log's records. */
+Test(attack, a_foreign_superblock_in_one_slot_is_refused_not_trusted)
+{
+	struct sim_dev *sim = two_opens(), *other = two_opens();
+
+	/* The other log has its own id; make its copy "newer" and re-seal. */
+	uint8_t *sb = sim_image(other) + WAL_SB_BYTES;
+
+	wal_put64(sb + 32, 1000);
+	wal_put64(sb, wal_xxh3(sb + 8, WAL_SB_BYTES - 8, WAL_SB_SEED));
+	memcpy(sim_image(sim) + WAL_SB_BYTES, sb, WAL_SB_BYTES);
+	struct pmwal_report rep;
+	int rc = tu_verify_image(sim, &rep);
+
+	cr_assert(rc == PMWAL_ECORRUPT || (rc == 0 && rep.records == 20),
+		  "a foreign superblock was trusted: rc %d, %llu records", rc,
+		  (unsigned long long)rep.records);
+	sim_free(sim);
+	sim_free(other);
+}
+
+/* Class 2: fields that pass the checksum but lie are refused or caught,
+ * never a crash, a hang or a quiet loss. */
+Test(attack, checksummed_lies_in_the_superblock_never_lose_records_quietly, .timeout = 30)
+{
+	static const struct {
+		uint32_t off, width;
+		uint64_t value;
+	} lies[] = {
+	    {40, 8, UINT64_MAX / 4096},	 /* capacity: 8192 + cap * 4096 wraps */
+	    {40, 8, 300},		 /* capacity below what the blocks use */
+	    {72, 4, UINT32_MAX},	 /* group_blocks_max huge */
+	    {72, 4, 2000},		 /* group_blocks_max above capacity */
+	    {48, 4, UINT32_MAX},	 /* epoch at its maximum */
+	    {48, 4, UINT32_MAX - 1},	 /* epoch one below: read-only is fine */
+	    {64, 8, 15},		 /* head_lsn past ... */
+	    {96, 8, 15},		 /* ... and end_lsn short of the records */
+	    {88, 8, 1},			 /* end_seq short of the blocks */
+	    {56, 8, 3},			 /* head_seq inside the log */
+	};
+	for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		struct sim_dev *sim = two_opens();
+
+		for (int copy = 0; copy < 2; copy++) {
+			uint8_t *sb = sim_image(sim) + copy * WAL_SB_BYTES;
+
+			if (lies[i].width == 8)
+				wal_put64(sb + lies[i].off, lies[i].value);
+			else
+				wal_put32(sb + lies[i].off, (uint32_t)lies[i].value);
+			wal_put64(sb, wal_xxh3(sb + 8, WAL_SB_BYTES - 8, WAL_SB_SEED));
+		}
+		struct pmwal_report rep = {0};
+		int rc = tu_verify_image(sim, &rep);
+
+		if (rc == 0 && rep.verdict != PMWAL_CORRUPT)
+			cr_assert_eq(rep.records, 20,
+				     "lie %zu: %s with %llu of 20 records (%s)", i,
+				     rep.verdict ? "torn tail" : "clean",
+				     (unsigned long long)rep.records, rep.detail);
+		sim_free(sim);
+	}
+}
+
+/* Class 3: releasing everything, then reopening: nothing spins, the
+ * durable LSN is not below the head, LSNs go on. */
+Test(attack, release_everything_then_reopen_close_and_append_do_not_hang, .timeout = 20)
+{
+	struct sim_dev *sim = sim_new(LOG_BYTES);
+	struct pmwal *w = open_sim(sim, PMWAL_OPEN_CREATE);
+
+	append_keyed(w, 5, 100);
+	cr_assert_eq(pmwal_release(w, 6), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+	w = open_sim(sim, 0);
+	cr_assert_geq(pmwal_durable_lsn(w), 5, "durable LSN %llu below the head",
+		      (unsigned long long)pmwal_durable_lsn(w));
+	cr_assert_eq(pmwal_sync(w), 0);
+	cr_assert_eq(pmwal_release(w, 6), 0);
+	cr_assert_eq(pmwal_close(w), 0); /* spun forever before */
+	w = open_sim(sim, 0);
+	uint64_t lsn;
+
+	cr_assert_eq(pmwal_append(w, "y", 1, &lsn), 0);
+	cr_assert_eq(lsn, 6);
+	cr_assert_eq(pmwal_close(w), 0);
+	sim_free(sim);
+}
+
+/* Class 3: a torn group cut off, then everything released: the head must
+ * not point at the cut-off blocks and read them as records. */
+Test(attack, release_all_after_a_cut_off_tail_resurrects_nothing)
+{
+	for (uint64_t prefix = 1; prefix <= 16; prefix++) {
+		struct sim_dev *sim = sim_new(LOG_BYTES);
+		struct pmwal *w = open_sim(sim, PMWAL_OPEN_CREATE);
+		char big[9000];
+
+		append_keyed(w, 3, 100);
+		/* The next group: a 3-block record, torn after @prefix sectors. */
+		sim_crash_at(sim, sim_commits(sim), SIM_TEAR_PREFIX, prefix);
+		tu_fill(big, sizeof(big), 4);
+		cr_assert_neq(pmwal_append(w, big, sizeof(big), NULL), 0);
+		pmwal_close(w);
+		struct sim_dev *after = sim_from_image(sim_image(sim), LOG_BYTES);
+
+		w = open_sim(after, 0);
+		cr_assert_eq(pmwal_durable_lsn(w), 3);
+		cr_assert_eq(pmwal_release(w, 4), 0);
+		cr_assert_eq(pmwal_close(w), 0);
+		struct pmwal_report rep = verify(after, 0);
+
+		cr_assert_eq(rep.records, 0, "prefix %llu: %llu never-acked records back (%s)",
+			     (unsigned long long)prefix, (unsigned long long)rep.records,
+			     rep.detail);
+		w = open_sim(after, 0);
+		uint64_t lsn;
+
+		cr_assert_eq(pmwal_append(w, "z", 1, &lsn), 0);
+		cr_assert_eq(lsn, 4);
+		pmwal_close(w);
+		sim_free(after);
+		sim_free(sim);
+	}
+}
+
+/* Class 4: zeroing the last groups of a cleanly closed log is corruption,
+ * not a clean end whose LSNs the next append reuses. */
+Test(attack, zeroed_last_groups_of_a_closed_log_are_corrupt)
+{
+	for (int groups = 1; groups <= 3; groups++) {
+		struct sim_dev *sim = two_opens();
+		struct pmwal_report rep = verify(sim, 0);
+		uint64_t end = (rep.end_offset - WAL_RING_OFFSET) / WAL_BLOCK_BYTES;
+
+		/* Each record was its own one-block group. */
+		memset(sim_image(sim) + wal_slot_offset(end - (uint64_t)groups), 0,
+		       (size_t)groups * WAL_BLOCK_BYTES);
+		rep = verify(sim, 0);
+		cr_assert_eq(rep.verdict, PMWAL_CORRUPT, "%d groups zeroed: %s (%llu records)",
+			     groups, rep.detail, (unsigned long long)rep.records);
+		cr_assert_eq(rep.corrupt_lsn, 21 - (uint64_t)groups);
+		struct pmwal *w = NULL;
+		struct pmwal_options o = tu_sim_opts(0, 0);
+
+		cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), PMWAL_ECORRUPT);
+		sim_free(sim);
+	}
+}
+
+/* Class 4: one changed byte in the last block of a closed log is CORRUPT. */
+Test(attack, one_changed_byte_in_the_last_block_of_a_closed_log_is_corrupt)
+{
+	struct sim_dev *sim = two_opens();
+	struct pmwal_report rep = verify(sim, 0);
+	uint64_t end = (rep.end_offset - WAL_RING_OFFSET) / WAL_BLOCK_BYTES;
+
+	sim_image(sim)[wal_slot_offset(end - 1) + 30] ^= 1;
+	rep = verify(sim, 0);
+	cr_assert_eq(rep.verdict, PMWAL_CORRUPT, "%s", rep.detail);
+	sim_free(sim);
+}
+
+/* Class 4: a clean log created over old bytes (or garbage) reads clean. */
+Test(attack, a_closed_log_created_over_garbage_reads_clean)
+{
+	struct sim_dev *sim = sim_new(LOG_BYTES);
+
+	memset(sim_image(sim), 0xA5, LOG_BYTES);
+	struct pmwal *w = open_sim(sim, PMWAL_OPEN_CREATE);
+
+	append_keyed(w, 7, 300);
+	cr_assert_eq(pmwal_close(w), 0);
+	struct pmwal_report rep = verify(sim, 0);
+
+	cr_assert_eq(rep.verdict, PMWAL_CLEAN, "%s", rep.detail);
+	cr_assert_eq(rep.records, 7);
+	w = open_sim(sim, 0);
+	pmwal_close(w);
+	rep = verify(sim, 0);
+	cr_assert_eq(rep.verdict, PMWAL_CLEAN, "after a second open: %s", rep.detail);
+	sim_free(sim);
+}
+
+/* Class 5: a durability callback that appends, async and blocking, until
+ * groups fill, and syncs: nothing deadlocks, every record is acked. */
+struct cb_state {
+	struct pmwal *w;
+	int calls;
+	int status_bad;
+	uint64_t last_lsn; /* callbacks come one at a time, in LSN order */
+	int out_of_order, close_not_refused;
+};
+
+static void cb_appending(void *arg, uint64_t lsn, int status)
+{
+	struct cb_state *st = arg;
+	char rec[3000];
+
+	if (status)
+		st->status_bad++;
+	if (lsn <= st->last_lsn)
+		st->out_of_order++;
+	st->last_lsn = lsn;
+	if (st->calls == 7 && pmwal_close(st->w) != -EDEADLK)
+		st->close_not_refused++;
+	if (__atomic_add_fetch(&st->calls, 1, __ATOMIC_SEQ_CST) > 400)
+		return;
+	memset(rec, 'c', sizeof(rec));
+	/* Fill groups from inside the callback: async, then a blocking one. */
+	for (int i = 0; i < 4; i++)
+		pmwal_append_async(st->w, rec, sizeof(rec), cb_appending, st, NULL);
+	if (st->calls % 50 == 0) {
+		if (pmwal_append(st->w, rec, sizeof(rec), NULL))
+			st->status_bad++;
+		if (pmwal_sync(st->w))
+			st->status_bad++;
+	}
+}
+
+Test(attack, a_callback_that_appends_and_syncs_never_deadlocks, .timeout = 60)
+{
+	struct sim_dev *sim = sim_new(64u << 20);
+	struct pmwal *w = NULL;
+	struct pmwal_options o = tu_sim_opts(PMWAL_OPEN_CREATE, 64u << 20);
+
+	o.group_bytes_max = 16384; /* small groups fill fast */
+	cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), 0);
+	struct cb_state st = {.w = w};
+
+	cr_assert_eq(pmwal_append_async(w, "go", 2, cb_appending, &st, NULL), 0);
+	while (__atomic_load_n(&st.calls, __ATOMIC_SEQ_CST) < 400)
+		cr_assert_eq(pmwal_sync(w), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(st.status_bad, 0);
+	cr_assert_eq(st.out_of_order, 0, "callbacks ran out of LSN order");
+	cr_assert_eq(st.close_not_refused, 0, "pmwal_close inside a callback was not refused");
+	sim_free(sim);
+}

@@ -93,6 +93,8 @@ struct pmwal {
 	uint64_t head_seq, head_lsn;
 	int failed;	     /* sticky: first write or flush error */
 	uint64_t groups_written, records_written;
+	uint8_t bug_word[8]; /* seeded bug TORN_COMMIT_WORD only */
+	struct wal_io bug_io;
 	char target[256];
 	char errmsg[512];
 };
@@ -652,6 +654,13 @@ again:
 	w->active ^= 1;
 	uint64_t seq0 = w->next_seq;
 	uint64_t hint = w->durable_lsn;
+
+	if (PMWAL_BUG(TAIL_BEFORE_DURABLE))
+		hint = w->next_lsn - 1; /* claims groups not yet written durable */
+	if (PMWAL_BUG(ACK_BEFORE_FLUSH)) {
+		publish_durable(w, s->last_lsn); /* acked before the write */
+		pthread_cond_broadcast(&s->cv);
+	}
 	pthread_mutex_unlock(&w->mu);
 
 	seal_group(w, s, hint);
@@ -679,6 +688,8 @@ again:
 	}
 	int rc = w->dev->ops->commit(w->dev, ios, nio);
 
+	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
+		rc = 0;
 	if (done && w->dev->submitted) { /* the device did not call it */
 		w->dev->submitted = NULL;
 		wake_stage(done);
@@ -908,7 +919,7 @@ static void db_end(struct pmwal *w, struct dblock *d, uint64_t seq, uint32_t idx
 		head += d->seg[0].len;
 		first = 1;
 	}
-	hv[nh++] = (struct iovec){d->img + 8, head - 8};
+	hv[nh++] = (struct iovec){d->img + WAL_SUM_FROM, head - WAL_SUM_FROM};
 	for (int i = first; i < d->nseg; i++) {
 		const struct dseg *g = &d->seg[i];
 
@@ -980,6 +991,33 @@ static int direct_store(struct pmwal *w, const struct iovec *recs, int count,
 	}
 	assert(idx + 1 == n);
 	db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio, &nio);
+	if (PMWAL_BUG(LAST_LINE_UNFLUSHED)) {
+		/* The last piece (the last block's header line) by a plain store:
+		 * visible in the mapping, never flushed. */
+		struct wal_io *l = &w->dio[--nio];
+
+		memcpy((uint8_t *)w->dev->base + l->off, l->buf, l->len);
+	}
+	if (PMWAL_BUG(COMMIT_WORD_FIRST)) {
+		/* The last block's header (its checksum commits the group) made
+		 * durable first, the payload after it and never drained. */
+		int rc = w->dev->ops->store(w->dev, &w->dio[nio - 1], 1);
+
+		if (!rc)
+			rc = w->dev->ops->barrier(w->dev);
+		if (!rc)
+			rc = w->dev->ops->store(w->dev, w->dio, nio - 1);
+		return rc;
+	}
+	if (PMWAL_BUG(TORN_COMMIT_WORD)) {
+		/* The checksum as two 4-byte stores: the high half goes after
+		 * the barrier (append_direct), the low half now. */
+		struct wal_io *l = &w->dio[nio - 1];
+
+		memcpy(w->bug_word, l->buf, 8);
+		w->bug_io = (struct wal_io){w->bug_word + 4, 4, l->off + 4};
+		wal_put32((uint8_t *)l->buf + 4, 0);
+	}
 	return w->dev->ops->store(w->dev, w->dio, nio);
 }
 
@@ -1000,6 +1038,9 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 	    w->next_seq - w->head_seq + staged_blocks(w) + n > w->sb.capacity_blocks)
 		return -EAGAIN;
 	uint64_t lsn0 = w->next_lsn, seq0 = w->next_seq, hint = w->durable_lsn;
+
+	if (PMWAL_BUG(TAIL_BEFORE_DURABLE))
+		hint = lsn0 + (uint64_t)count - 1;
 	uint64_t prev = w->prev_checksum;
 
 	w->leading = true;
@@ -1009,10 +1050,19 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 	pthread_mutex_unlock(&w->mu);
 
 	pthread_mutex_lock(&w->io_mu);
+	if (PMWAL_BUG(ACK_BEFORE_FLUSH)) {
+		pthread_mutex_lock(&w->mu);
+		publish_durable(w, lsn0 + (uint64_t)count - 1);
+		pthread_mutex_unlock(&w->mu);
+	}
 	int rc = direct_store(w, recs, count, lsn0, seq0, (uint32_t)n, hint, &prev);
 
-	if (!rc)
+	if (!rc && !PMWAL_BUG(NO_DRAIN_BEFORE_COMMIT) && !PMWAL_BUG(COMMIT_WORD_FIRST))
 		rc = w->dev->ops->barrier(w->dev);
+	if (!rc && PMWAL_BUG(TORN_COMMIT_WORD)) /* the word's second half, late */
+		rc = w->dev->ops->store(w->dev, &w->bug_io, 1);
+	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
+		rc = 0;
 	pthread_mutex_unlock(&w->io_mu);
 
 	pthread_mutex_lock(&w->mu);
@@ -1322,7 +1372,7 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	}
 	sb.epoch++;
 	sb.end_seq = tail.next_seq;
-	sb.end_lsn = tail.next_lsn;
+	sb.end_lsn = tail.next_lsn + (PMWAL_BUG(NOT_IDEMPOTENT) ? 1 : 0);
 	sb.flags &= ~WAL_SB_CLOSED;
 	rc = write_sb(w, &sb);
 	if (rc) {

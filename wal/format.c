@@ -275,7 +275,9 @@ uint64_t wal_block_checksum(const uint8_t *block, uint64_t slot)
 
 	if (used > WAL_PAYLOAD_BYTES)
 		used = WAL_PAYLOAD_BYTES; /* damaged: the caller's check fails */
-	return wal_xxh3(block + 8, WAL_HDR_BYTES - 8 + used, slot);
+	/* Seeded bug CHECKSUM_PARTIAL: the header's lengths, ids, sequence and
+	 * first LSN left out (WAL_SUM_FROM is where the sum starts). */
+	return wal_xxh3(block + WAL_SUM_FROM, WAL_HDR_BYTES - WAL_SUM_FROM + used, slot);
 }
 
 void wal_block_encode_hdr(const struct wal_block_hdr *h, uint8_t *block)
@@ -327,6 +329,8 @@ enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64
 		return WAL_BLOCK_CHECKSUM;
 	if (h->magic != WAL_BLOCK_MAGIC || h->log_id != sb->log_id)
 		return WAL_BLOCK_FOREIGN;
+	if (PMWAL_BUG(ACCEPT_STALE))
+		h->seq = seq; /* any lap, any slot: taken as the one expected */
 	if (h->seq % sb->capacity_blocks != slot || h->seq > seq)
 		return WAL_BLOCK_MISPLACED;
 	if (h->seq < seq)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pmwal.h"
+#include "seeded.h"
 
 #define WAL_BLOCK_BYTES	       PMWAL_BLOCK_BYTES
 #define WAL_SB_BYTES	       4096u
@@ -81,6 +82,9 @@ enum wal_block_state {
 	WAL_BLOCK_MALFORMED, /* valid checksum, fields out of range */
 	WAL_BLOCK_FUTURE,    /* valid, but from an epoch the superblock never had */
 };
+
+/* Where a block's checksum starts covering: everything after it. */
+#define WAL_SUM_FROM (PMWAL_BUG(CHECKSUM_PARTIAL) ? 56u : 8u)
 
 static inline uint64_t wal_slot_offset(uint64_t slot)
 {

@@ -150,7 +150,7 @@ static bool parse_block(struct scan *s, const uint8_t *block,
 			return false;
 		uint32_t len = wal_get32(p + pos);
 
-		if (len == 0 || len > s->sb->record_bytes_max)
+		if (len == 0 || (len > s->sb->record_bytes_max && !PMWAL_BUG(TRUST_LENGTH)))
 			return false;
 		pos += WAL_REC_HDR_BYTES;
 		count_record(s, s->lsn_next++, len);
@@ -194,7 +194,7 @@ static int step(struct scan *s, enum wal_block_state *state, bool *ok)
 	*state = wal_block_check(block, slot, s->seq, s->sb, &h);
 	if (*state != WAL_BLOCK_VALID)
 		return 0;
-	if (s->seq >= s->sb->end_seq && h.epoch != s->sb->epoch) {
+	if (s->seq >= s->sb->end_seq && h.epoch != s->sb->epoch && !PMWAL_BUG(ACCEPT_STALE)) {
 		*state = WAL_BLOCK_STALE; /* remains of an earlier open's tail */
 		return 0;
 	}
@@ -204,7 +204,8 @@ static int step(struct scan *s, enum wal_block_state *state, bool *ok)
 		*state = WAL_BLOCK_MISPLACED; /* does not hold the head's LSN */
 		return 0;
 	}
-	if (s->have_prev && (h.prev_checksum != s->prev_sum || h.epoch < s->prev_epoch)) {
+	if (s->have_prev && !PMWAL_BUG(ACCEPT_STALE) &&
+	    (h.prev_checksum != s->prev_sum || h.epoch < s->prev_epoch)) {
 		*state = WAL_BLOCK_STALE; /* left by an earlier epoch, or chain broken */
 		if (h.epoch >= s->prev_epoch)
 			*state = WAL_BLOCK_MISPLACED;
@@ -311,6 +312,20 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 	*resume = false;
 	if (rc)
 		return rc;
+	if (PMWAL_BUG(STOP_AT_FIRST_BAD))
+		later = 0; /* nothing past the first bad block is looked at */
+	if (PMWAL_BUG(PARSE_ZERO_FILL) && state == WAL_BLOCK_CHECKSUM) {
+		const uint8_t *block;
+		bool zero = true;
+
+		rc = reader_get(&s->rd, q, &block);
+		if (rc)
+			return rc;
+		for (uint32_t i = 0; i < WAL_BLOCK_BYTES && zero; i++)
+			zero = block[i] == 0;
+		if (zero)
+			return 0; /* zero-filled space read as the clean end */
+	}
 	if (q < s->sb->end_seq || state == WAL_BLOCK_FUTURE) {
 		if (rep->verdict != PMWAL_CORRUPT) {
 			rep->verdict = PMWAL_CORRUPT;

@@ -24,6 +24,7 @@
 #include <liburing.h>
 
 #include "device.h"
+#include "seeded.h"
 #include "format.h"
 
 /* Newer than Debian 12's headers: guarded, with the kernel's values. */
@@ -145,6 +146,8 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 
 	if (n < 0)
 		return n;
+	if (PMWAL_BUG(FLUSH_BEFORE_WRITES) && !f->fua)
+		rc = uring_flush(f); /* the flush goes first: it covers nothing */
 	while ((next < n || inflight > 0) && rc == 0) {
 		while (next < n && inflight < (int)f->queue_depth) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
@@ -215,7 +218,7 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 		inflight--;
 	}
 	free(w);
-	if (rc == 0 && !f->fua)
+	if (rc == 0 && !f->fua && !PMWAL_BUG(FLUSH_BEFORE_WRITES))
 		rc = uring_flush(f);
 	return rc;
 }

@@ -6,10 +6,10 @@
  * alignment and barriers and never parses a block (as SQLite's
  * sqlite3_io_methods). Implementations: io_uring and psync on files and block
  * devices (dev_uring.c), mapped persistent regions through pmr/ (dev_pmem.c),
- * and simulated devices for crash and fault testing (tests/sim_dev.c).
+ * and simulated devices for crash and fault testing (tests/support/sim_dev.c).
  *
  * commit() is called by one thread at a time (the group-commit leader, or
- * release and the trailer under the engine's io_mu); read() may run on any
+ * release and close under the engine's io_mu); read() may run on any
  * thread at any time, beside a commit, and must be safe for that.
  */
 #ifndef PMWAL_DEVICE_H

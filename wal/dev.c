@@ -11,6 +11,7 @@
 
 #include "device.h"
 #include "pmwal.h"
+#include "sim.h"
 
 static bool has_prefix(const char *s, const char *prefix)
 {
@@ -97,8 +98,7 @@ int wal_dev_open(const struct wal_dev_params *p, struct wal_dev **out, char *err
 	case WAL_TARGET_FAKEPMR:
 		return wal_dev_open_pmem(p, out, err, errlen);
 	case WAL_TARGET_SIM:
-		snprintf(err, errlen, "%s: no simulated medium of that name", p->target);
-		return -ENOENT;
+		return wal_dev_open_sim(p, t.path, out, err, errlen);
 	case WAL_TARGET_FILE:
 		break;
 	}

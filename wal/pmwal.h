@@ -322,6 +322,174 @@ const char *pmwal_errmsg(struct pmwal *w);
 /* Library version as "MAJOR.MINOR.PATCH". */
 const char *pmwal_version(void);
 
+
+/* ---- simulated media for crash testing (pmwal_sim_*) ---------------------
+ *
+ * A simulated medium lives in this process under a name; the target string
+ * "sim:NAME" opens a log on it through the same engine and recovery code as
+ * a real device. It counts every durability event (each store or write, each
+ * barrier or flush), can make any one of them the power loss, and then
+ * enumerates the images a reboot could find: the durable image plus any
+ * subset of what was stored or written since the last barrier or flush
+ * (every subset when few are pending, a seeded sample otherwise), and torn,
+ * zeroed or garbage variants. One of them is installed as the new durable
+ * content and the log is opened again. The medium outlives every handle on
+ * it. docs/crashtest.md describes the models.
+ *
+ * A database's own test suite, crashing its log at every event:
+ *
+ *	struct pmwal_sim_options so = {.medium = PMWAL_SIM_PMEM,
+ *				       .size_bytes = 1 << 20};
+ *	struct pmwal_sim *sim;
+ *	pmwal_sim_new(&so, &sim);
+ *	struct pmwal_options o = {.target = pmwal_sim_target(sim),
+ *				  .capacity_bytes = 1 << 20,
+ *				  .flags = PMWAL_OPEN_CREATE};
+ *	run_workload(&o);			// counts events, no crash
+ *	uint64_t events = pmwal_sim_events(sim);
+ *	for (uint64_t n = 0; n < events; n++) {
+ *		pmwal_sim_reset(sim);		// blank medium, event count 0
+ *		pmwal_sim_crash_at(sim, n);	// event n is the power loss
+ *		run_workload(&o);		// fails with PMWAL_EFAILED there
+ *		for (uint64_t i = 0; i < pmwal_sim_crash_images(sim); i++) {
+ *			pmwal_sim_apply_image(sim, i);
+ *			check_recovery(pmwal_sim_target(sim)); // pmwal_open, iterate
+ *		}
+ *	}
+ *	pmwal_sim_free(sim);
+ *
+ * Thread safety: every call may come from any thread; one mutex per medium
+ * orders them against the engine's device calls.
+ */
+
+/* What a simulated medium models. */
+enum pmwal_sim_medium {
+	/* Persistent memory: mapped; stores land in 64-byte lines that become
+	 * durable at the next barrier; aligned 8-byte words never tear. */
+	PMWAL_SIM_PMEM = 1,
+	/* NVMe SSD with a volatile write cache: writes complete in a random
+	 * order and become durable at the next completed flush (or at once with
+	 * PMWAL_SIM_FUA); a cached write can be lost, torn at 512-byte sectors,
+	 * zeroed or garbage unless atomic_write_bytes >= 4096. */
+	PMWAL_SIM_NVME = 2,
+	/* An NVMe PMR as the fake PMR models it: mapped, 64-byte lines, the
+	 * barrier (PMRSTS read) commits pending stores; no word atomicity over
+	 * PCIe, so a pending line tears at 4-byte dwords. */
+	PMWAL_SIM_FAKEPMR = 3,
+};
+
+/* pmwal_sim_options.flags */
+enum pmwal_sim_flags {
+	PMWAL_SIM_FUA = 1u << 0, /* nvme: every write is FUA, commit needs no flush */
+};
+
+/* Options for pmwal_sim_new(); zero means default, reserved must be zero. */
+struct pmwal_sim_options {
+	uint32_t medium;	     /* enum pmwal_sim_medium (required) */
+	uint32_t flags;		     /* enum pmwal_sim_flags */
+	uint64_t size_bytes;	     /* bytes, a multiple of 4096 (required) */
+	uint64_t seed;		     /* drives completion order and sampling */
+	const char *name;	     /* NULL: "simN"; at most 63 bytes */
+	uint32_t atomic_write_bytes; /* nvme: advertised atomic write unit */
+	uint32_t exhaustive_max;     /* all subsets up to this many pending (0: 10) */
+	uint32_t sample_images;	     /* subsets sampled above it (0: 256) */
+	uint32_t torn_images;	     /* torn/zero/garbage variants (0: 16) */
+	uint64_t reserved[4];	     /* must be zero */
+};
+
+struct pmwal_sim;
+
+/*
+ * Create a simulated medium of @opt->size_bytes zero bytes and register it
+ * under its name. Returns 0 and *@out, -EINVAL (a bad option; reserved not
+ * zero), -EEXIST (the name is taken), or -ENOMEM.
+ */
+int pmwal_sim_new(const struct pmwal_sim_options *opt, struct pmwal_sim **out);
+
+/* Unregister and free the medium. No log may be open on it. Accepts NULL. */
+void pmwal_sim_free(struct pmwal_sim *sim);
+
+/* "sim:NAME", for pmwal_options.target; valid until pmwal_sim_free(). */
+const char *pmwal_sim_target(const struct pmwal_sim *sim);
+
+/* Zero the medium, forget faults, crash state and the event count. */
+void pmwal_sim_reset(struct pmwal_sim *sim);
+
+/* Durability events so far: every store or write piece, barrier and flush. */
+uint64_t pmwal_sim_events(struct pmwal_sim *sim);
+
+/* Units (lines or writes) stored or written and not yet durable. */
+uint64_t pmwal_sim_pending(struct pmwal_sim *sim);
+
+/*
+ * Make event @n (0-based, as counted by pmwal_sim_events()) the power loss:
+ * it and every later device call fail with -EIO, so the log fails stop.
+ * UINT64_MAX disarms. pmwal_sim_crash() loses power now instead.
+ */
+void pmwal_sim_crash_at(struct pmwal_sim *sim, uint64_t n);
+void pmwal_sim_crash(struct pmwal_sim *sim);
+
+/* 1 once the power loss happened (until pmwal_sim_apply_image()). */
+int pmwal_sim_crashed(struct pmwal_sim *sim);
+
+/* The crash images the last power loss left, split by kind. */
+struct pmwal_sim_crash_info {
+	uint64_t event;	      /* the event that was the power loss */
+	uint64_t pending;     /* lines or writes pending at the crash */
+	uint64_t subsets;     /* images that keep a subset of them whole */
+	uint64_t torn;	      /* images with torn, zeroed or garbage units */
+	int exhaustive;	      /* 1: subsets are every subset */
+};
+
+/*
+ * Number of crash images (subsets + torn), 0 before any power loss; fills
+ * @info when not NULL. Image i < subsets keeps subset i (bit k: unit k);
+ * sampled and torn images are drawn from (seed, i), so an index replays.
+ */
+uint64_t pmwal_sim_crash_images(struct pmwal_sim *sim, struct pmwal_sim_crash_info *info);
+
+/*
+ * Install crash image @index as the durable content (the medium works again,
+ * events go on counting). May be called for every index in turn: each starts
+ * from the state at the power loss. Returns 0, -ERANGE, or -EINVAL (no crash).
+ */
+int pmwal_sim_apply_image(struct pmwal_sim *sim, uint64_t index);
+
+/* At-rest damage to durable bytes (pmwal_sim_damage). */
+enum pmwal_sim_damage_kind {
+	PMWAL_SIM_FLIP = 1,    /* invert one bit of each byte */
+	PMWAL_SIM_ZERO = 2,    /* zero the bytes */
+	PMWAL_SIM_GARBAGE = 3, /* seeded random bytes */
+};
+
+/* Damage [@off, @off + @len) of the durable image (and what loads see).
+ * Returns 0 or -EINVAL (out of range, unknown kind). */
+int pmwal_sim_damage(struct pmwal_sim *sim, uint64_t off, uint64_t len, int kind);
+
+/* Faults a device can produce (pmwal_sim_fault). */
+enum pmwal_sim_fault_kind {
+	PMWAL_SIM_FAIL = 1,	  /* event @event fails with @err; the medium lives */
+	PMWAL_SIM_LOST = 2,	  /* write event @event is acked but never lands */
+	PMWAL_SIM_MISDIRECT = 3,  /* write event @event lands at @off instead */
+	PMWAL_SIM_READ_ERROR = 4, /* reads touching [@off, @off+@len) fail -EIO */
+};
+
+struct pmwal_sim_fault {
+	int kind; /* enum pmwal_sim_fault_kind */
+	int err;  /* FAIL: the negative errno returned (0: -EIO) */
+	uint64_t event;
+	uint64_t off;
+	uint64_t len;
+};
+
+/* Arm one fault (up to 8 at once, until pmwal_sim_reset()). LOST and
+ * MISDIRECT apply to write and store events only. Returns 0, -EINVAL,
+ * -ENOSPC (8 armed already). */
+int pmwal_sim_fault(struct pmwal_sim *sim, const struct pmwal_sim_fault *f);
+
+/* The durable image (size_bytes), for checks; valid until the next call. */
+const uint8_t *pmwal_sim_durable(struct pmwal_sim *sim);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_sim.c - the simulated media of pmwal_sim_* (wal/sim.c) on their own:
+ * what a barrier or flush makes durable, what a crash image may keep, that
+ * every subset is enumerated when few units are pending, that faults do what
+ * they say, and that a log opened through "sim:NAME" survives a crash with
+ * its acked records.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "pmwal.h"
+#include "testutil.h"
+
+#define MEDIUM_BYTES (64u * 4096u)
+
+static struct pmwal_sim *make(uint32_t medium, uint32_t flags, uint32_t atomic)
+{
+	struct pmwal_sim_options o = {.medium = medium,
+				      .flags = flags,
+				      .size_bytes = MEDIUM_BYTES,
+				      .seed = 42,
+				      .atomic_write_bytes = atomic};
+	struct pmwal_sim *s;
+
+	cr_assert_eq(pmwal_sim_new(&o, &s), 0);
+	return s;
+}
+
+static struct wal_dev *open_dev(struct pmwal_sim *s)
+{
+	struct wal_dev_params p = {.target = pmwal_sim_target(s)};
+	struct wal_dev *d;
+	char err[256];
+
+	cr_assert_eq(wal_dev_open(&p, &d, err, sizeof(err)), 0, "%s", err);
+	return d;
+}
+
+Test(sim, options_are_validated_and_names_are_unique)
+{
+	struct pmwal_sim_options o = {.medium = PMWAL_SIM_PMEM, .size_bytes = 4096,
+				      .name = "dup"};
+	struct pmwal_sim *a, *b;
+
+	cr_assert_eq(pmwal_sim_new(&o, &a), 0);
+	cr_assert_str_eq(pmwal_sim_target(a), "sim:dup");
+	cr_assert_eq(pmwal_sim_new(&o, &b), -EEXIST);
+	cr_assert_null(b);
+	o.name = "other";
+	o.size_bytes = 1000;
+	cr_assert_eq(pmwal_sim_new(&o, &b), -EINVAL);
+	o.size_bytes = 4096;
+	o.reserved[0] = 1;
+	cr_assert_eq(pmwal_sim_new(&o, &b), -EINVAL);
+	pmwal_sim_free(a);
+	pmwal_sim_free(NULL);
+}
+
+Test(sim, an_unknown_name_is_enoent)
+{
+	struct wal_dev_params p = {.target = "sim:nobody"};
+	struct wal_dev *d;
+	char err[256];
+
+	cr_assert_eq(wal_dev_open(&p, &d, err, sizeof(err)), -ENOENT);
+	cr_assert(strstr(err, "sim:nobody"));
+}
+
+Test(sim, pmem_stores_are_visible_at_once_and_durable_only_after_a_barrier)
+{
+	struct pmwal_sim *s = make(PMWAL_SIM_PMEM, 0, 0);
+	struct wal_dev *d = open_dev(s);
+	uint8_t buf[200];
+	struct wal_io io = {buf, sizeof(buf), 100};
+
+	memset(buf, 0xab, sizeof(buf));
+	cr_assert(d->caps & WAL_CAP_MAPPED);
+	cr_assert_eq(d->ops->store(d, &io, 1), 0);
+	cr_assert_eq(d->base[150], 0xab);
+	cr_assert_eq(pmwal_sim_durable(s)[150], 0);
+	cr_assert_eq(pmwal_sim_pending(s), 4); /* lines 1..4 */
+	cr_assert_eq(d->ops->barrier(d), 0);
+	cr_assert_eq(pmwal_sim_durable(s)[150], 0xab);
+	cr_assert_eq(pmwal_sim_pending(s), 0);
+	cr_assert_eq(pmwal_sim_events(s), 2);
+	d->ops->close(d);
+	pmwal_sim_free(s);
+}
+
+Test(sim, pmem_crash_enumerates_every_subset_of_pending_lines)
+{
+	struct pmwal_sim *s = make(PMWAL_SIM_PMEM, 0, 0);
+	struct wal_dev *d = open_dev(s);
+	uint8_t buf[192];
+	struct wal_io io = {buf, sizeof(buf), 0};
+	struct pmwal_sim_crash_info ci;
+	unsigned seen = 0;
+
+	memset(buf, 0x5a, sizeof(buf));
+	pmwal_sim_crash_at(s, 1); /* the barrier */
+	cr_assert_eq(d->ops->store(d, &io, 1), 0);
+	cr_assert_eq(d->ops->barrier(d), -EIO);
+	cr_assert_eq(d->ops->store(d, &io, 1), -EIO);
+	cr_assert(pmwal_sim_crashed(s));
+	cr_assert_eq(pmwal_sim_crash_images(s, &ci), 8 + 16);
+	cr_assert_eq(ci.pending, 3);
+	cr_assert(ci.exhaustive);
+	d->ops->close(d);
+	for (uint64_t i = 0; i < ci.subsets; i++) {
+		cr_assert_eq(pmwal_sim_apply_image(s, i), 0);
+		unsigned mask = 0;
+
+		for (unsigned l = 0; l < 3; l++) {
+			uint8_t b = pmwal_sim_durable(s)[l * 64 + 7];
+
+			cr_assert(b == 0 || b == 0x5a);
+			mask |= (b ? 1u : 0u) << l;
+		}
+		seen |= 1u << mask;
+	}
+	cr_assert_eq(seen, 0xff, "every subset once: %x", seen);
+	cr_assert_eq(pmwal_sim_apply_image(s, 24), -ERANGE);
+	cr_assert_not(pmwal_sim_crashed(s));
+	pmwal_sim_free(s);
+}
+
+Test(sim, pmem_torn_images_tear_only_at_8_byte_words)
+{
+	struct pmwal_sim *s = make(PMWAL_SIM_PMEM, 0, 0);
+	struct wal_dev *d = open_dev(s);
+	uint8_t buf[64];
+	struct wal_io io = {buf, sizeof(buf), 4096};
+	struct pmwal_sim_crash_info ci;
+	int torn = 0;
+
+	memset(buf, 0x77, sizeof(buf));
+	cr_assert_eq(d->ops->store(d, &io, 1), 0);
+	pmwal_sim_crash(s);
+	uint64_t n = pmwal_sim_crash_images(s, &ci);
+
+	for (uint64_t i = ci.subsets; i < n; i++) {
+		cr_assert_eq(pmwal_sim_apply_image(s, i), 0);
+		const uint8_t *p = pmwal_sim_durable(s) + 4096;
+		bool mixed = false;
+
+		for (int w = 0; w < 8; w++) {
+			for (int b = 1; b < 8; b++)
+				if (p[w * 8] == 0x77 || p[w * 8] == 0)
+					cr_assert_eq(p[w * 8 + b], p[w * 8],
+						     "word %d torn inside", w);
+			mixed |= p[w * 8] != p[0];
+		}
+		torn += mixed;
+	}
+	cr_assert_gt(torn, 0, "some variant tears the line");
+	d->ops->close(d);
+	pmwal_sim_free(s);
+}
+
+Test(sim, nvme_writes_need_a_flush_and_count_one_event_per_4k)
+{
+	struct pmwal_sim *s = make(PMWAL_SIM_NVME, 0, 0);
+	struct wal_dev *d = open_dev(s);
+	uint8_t *buf = calloc(1, 3 * 4096);
+	struct wal_io io = {buf, 3 * 4096, 8192};
+
+	memset(buf, 0x33, 3 * 4096);
+	cr_assert_not(d->caps & WAL_CAP_MAPPED);
+	cr_assert_eq(d->ops->commit(d, &io, 1), 0);
+	cr_assert_eq(pmwal_sim_events(s), 4); /* three writes, one flush */
+	cr_assert_eq(pmwal_sim_durable(s)[8192 + 3 * 4096 - 1], 0x33);
+	/* Crash at the flush: all three writes are pending. */
+	pmwal_sim_crash_at(s, 7);
+	memset(buf, 0x44, 3 * 4096);
+	cr_assert_eq(d->ops->commit(d, &io, 1), -EIO);
+	struct pmwal_sim_crash_info ci;
+
+	cr_assert_eq(pmwal_sim_crash_images(s, &ci), 8 + 16);
+	cr_assert_eq(ci.pending, 3);
+	cr_assert_eq(pmwal_sim_apply_image(s, 0), 0);
+	cr_assert_eq(pmwal_sim_durable(s)[8192], 0x33, "image 0 keeps nothing");
+	cr_assert_eq(pmwal_sim_apply_image(s, 7), 0);
+	cr_assert_eq(pmwal_sim_durable(s)[8192 + 2 * 4096], 0x44, "image 7 keeps all");
+	d->ops->close(d);
+	free(buf);
+	pmwal_sim_free(s);
+}
+
+Test(sim, nvme_with_atomic_4k_writes_has_no_torn_images)
+{
+	struct pmwal_sim *s = make(PMWAL_SIM_NVME, 0, 4096);
+	struct wal_dev *d = open_dev(s);
+	uint8_t *buf = calloc(1, 4096);
+	struct wal_io io = {buf, 4096, 8192};
+	struct pmwal_sim_crash_info ci;
+
+	pmwal_sim_crash_at(s, 1);
+	cr_assert_eq(d->ops->commit(d, &io, 1), -EIO);
+	cr_assert_eq(pmwal_sim_crash_images(s, &ci), 2);
+	cr_assert_eq(ci.torn, 0);
+	d->ops->close(d);
+	free(buf);
+	pmwal_sim_free(s);
+}
+
+Test(sim, nvme_faults_lose_misdirect_fail_and_refuse_reads)
+{
+	struct pmwal_sim *s = make(PMWAL_SIM_NVME, 0, 0);
+	struct wal_dev *d = open_dev(s);
+	uint8_t *buf = calloc(1, 4096), back[512];
+	struct wal_io io = {buf, 4096, 8192};
+
+	memset(buf, 0x99, 4096);
+	cr_assert_eq(pmwal_sim_fault(s, &(struct pmwal_sim_fault){.kind = PMWAL_SIM_LOST,
+								  .event = 0}),
+		     0);
+	cr_assert_eq(pmwal_sim_fault(s, &(struct pmwal_sim_fault){
+					    .kind = PMWAL_SIM_MISDIRECT,
+					    .event = 2,
+					    .off = 16384}),
+		     0);
+	cr_assert_eq(pmwal_sim_fault(s, &(struct pmwal_sim_fault){.kind = PMWAL_SIM_FAIL,
+								  .event = 5,
+								  .err = -ENOSPC}),
+		     0);
+	cr_assert_eq(pmwal_sim_fault(s, &(struct pmwal_sim_fault){
+					    .kind = PMWAL_SIM_READ_ERROR,
+					    .off = 40960,
+					    .len = 1}),
+		     0);
+	cr_assert_eq(d->ops->commit(d, &io, 1), 0); /* events 0, 1: lost */
+	cr_assert_eq(pmwal_sim_durable(s)[8192], 0);
+	cr_assert_eq(d->ops->commit(d, &io, 1), 0); /* events 2, 3: misdirected */
+	cr_assert_eq(pmwal_sim_durable(s)[8192], 0);
+	cr_assert_eq(pmwal_sim_durable(s)[16384], 0x99);
+	cr_assert_eq(d->ops->commit(d, &io, 1), -ENOSPC); /* event 5: the flush */
+	cr_assert_eq(d->ops->read(d, back, 512, 40960), -EIO);
+	cr_assert_eq(d->ops->read(d, back, 512, 40448), 0);
+	d->ops->close(d);
+	free(buf);
+	pmwal_sim_free(s);
+}
+
+Test(sim, damage_changes_the_durable_image)
+{
+	struct pmwal_sim *s = make(PMWAL_SIM_FAKEPMR, 0, 0);
+
+	cr_assert_eq(pmwal_sim_damage(s, 10, 2, PMWAL_SIM_FLIP), 0);
+	cr_assert_eq(pmwal_sim_durable(s)[10], 0x10);
+	cr_assert_eq(pmwal_sim_damage(s, 10, 1, PMWAL_SIM_ZERO), 0);
+	cr_assert_eq(pmwal_sim_durable(s)[10], 0);
+	cr_assert_eq(pmwal_sim_damage(s, MEDIUM_BYTES - 1, 2, PMWAL_SIM_ZERO), -EINVAL);
+	cr_assert_eq(pmwal_sim_damage(s, 0, 1, 9), -EINVAL);
+	pmwal_sim_free(s);
+}
+
+/* A log through "sim:NAME" on each medium: crash in the middle of a run, every
+ * image keeps every acked record. */
+static void crash_keeps_acked(uint32_t medium)
+{
+	struct pmwal_sim *s = make(medium, 0, 0);
+	struct pmwal_options o = {.target = pmwal_sim_target(s),
+				  .capacity_bytes = MEDIUM_BYTES,
+				  .flags = PMWAL_OPEN_CREATE,
+				  .group_bytes_max = 65536};
+	struct pmwal *w;
+	uint8_t rec[3000];
+	uint64_t acked = 0, lsn;
+
+	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", pmwal_strerror(-1));
+	pmwal_sim_crash_at(s, pmwal_sim_events(s) + 40);
+	for (uint64_t k = 1; k <= 100; k++) {
+		tu_fill(rec, 1 + k * 29 % sizeof(rec), k);
+		if (pmwal_append(w, rec, 1 + k * 29 % sizeof(rec), &lsn))
+			break;
+		acked = lsn;
+	}
+	cr_assert(pmwal_sim_crashed(s));
+	cr_assert_eq(pmwal_append(w, rec, 1, &lsn), PMWAL_EFAILED);
+	pmwal_close(w);
+	cr_assert_gt(acked, 0);
+	uint64_t n = pmwal_sim_crash_images(s, NULL);
+
+	cr_assert_geq(n, 1);
+	o.flags = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		struct pmwal_iter *it;
+		const void *data;
+		size_t len;
+		uint64_t next = 1;
+
+		cr_assert_eq(pmwal_sim_apply_image(s, i), 0);
+		cr_assert_eq(pmwal_open(&o, &w), 0, "image %llu", (unsigned long long)i);
+		cr_assert_eq(pmwal_iter_open(w, 0, &it), 0);
+		while (pmwal_iter_next(it, &lsn, &data, &len) == 1) {
+			cr_assert_eq(lsn, next++);
+			cr_assert(tu_check(data, len, lsn));
+		}
+		cr_assert_geq(next - 1, acked, "image %llu lost acked records",
+			      (unsigned long long)i);
+		pmwal_iter_close(it);
+		cr_assert_eq(pmwal_close(w), 0);
+	}
+	pmwal_sim_free(s);
+}
+
+Test(sim, a_log_on_pmem_keeps_every_acked_record_in_every_image)
+{
+	crash_keeps_acked(PMWAL_SIM_PMEM);
+}
+
+Test(sim, a_log_on_nvme_keeps_every_acked_record_in_every_image)
+{
+	crash_keeps_acked(PMWAL_SIM_NVME);
+}
+
+Test(sim, a_log_on_fakepmr_keeps_every_acked_record_in_every_image)
+{
+	crash_keeps_acked(PMWAL_SIM_FAKEPMR);
+}

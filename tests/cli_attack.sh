@@ -176,7 +176,7 @@ expect bad_size_named_msg "\-\-size: '12Q'"
 # --json: an error is one JSON object on stdout.
 for cmd in verify dump info; do
 	check "json_error_$cmd" 2 "$pmwal" "$cmd" "$dir/nope" --json
-	ok "json_error_${cmd}_object" jq -e '.error | test("no such file")' "$dir/out" >/dev/null
+	ok "json_error_${cmd}_object" jq -se 'length == 1 and (.[0].error | test("no such file"))' "$dir/out" >/dev/null
 done
 
 echo "cli_attack: $passes passed, $fails failed"

@@ -783,7 +783,10 @@ int cmd_dump(int argc, char **argv)
 	const void *data;
 	size_t len;
 
+	uint64_t last = 0;
+
 	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
+		last = lsn;
 		if (c.json)
 			print_json_record(lsn, data, len);
 		else
@@ -793,8 +796,20 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "pmwal dump: %s: %s\n", pmwal_strerror(rc),
 			pmwal_errmsg(w));
 	pmwal_iter_close(it);
+	/* Salvage opened a damaged log; the iterator reads only up to the first
+	 * damage. Say what was not dumped rather than exit 0 as if complete. */
+	const struct pmwal_report *r = pmwal_recovery_report(w);
+	int salvaged = rc >= 0 && r->verdict == PMWAL_CORRUPT;
+
+	if (salvaged)
+		fprintf(stderr,
+			"pmwal dump: %s: %s; this dump ends at LSN %llu and is "
+			"incomplete (the iterator cannot read past damage yet)\n",
+			c.target, r->detail, (unsigned long long)last);
 	if (close_log(&c, "dump", w) && rc >= 0)
 		return 1;
+	if (salvaged)
+		return 3;
 	return rc < 0 ? (rc == PMWAL_ECORRUPT ? 3 : 1) : 0;
 }
 

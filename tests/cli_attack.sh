@@ -155,6 +155,15 @@ else
 	echo "cli_attack: no loop device over a small tmpfs here; write-error lane skipped"
 fi
 
+# dump --salvage over a damaged log must not pass off a partial dump as the
+# whole log: what was not dumped is named and the exit is 3 (corrupt).
+"$pmwal" create "$dir/dmg" --size 1M >/dev/null
+seq 1 3000 | "$pmwal" append "$dir/dmg" 2>/dev/null
+printf '\xff' | dd of="$dir/dmg" bs=1 seek=$((8192 + 4 * 4096 + 1000)) conv=notrunc status=none
+check salvage_dump_partial 3 "$pmwal" dump "$dir/dmg" --salvage
+expect salvage_dump_partial_msg "this dump ends at LSN [0-9]* and is incomplete"
+expect salvage_dump_partial_attested "durable up to LSN 3000"
+
 # Extra positional arguments and bad values are refused by name.
 for cmd in dump verify info recover; do
 	check "extra_$cmd" 2 "$pmwal" "$cmd" "$log" surplus

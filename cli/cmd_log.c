@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +342,30 @@ static void print_report(const char *target, const struct pmwal_report *r)
 
 /* ---- create ------------------------------------------------------------- */
 
+/*
+ * A create that is interrupted (Ctrl-C, kill) while it zero-fills a large new
+ * file would leave it behind, to read later as "not a pmwal log". While a
+ * create runs on a file it made, these signals remove the file and then take
+ * their default action. Only async-signal-safe calls in the handler.
+ */
+static char create_made_path[512];
+static const int create_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+static void create_interrupted(int sig)
+{
+	unlink(create_made_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void create_guard(const char *path, bool on)
+{
+	if (on)
+		snprintf(create_made_path, sizeof(create_made_path), "%s", path);
+	for (size_t i = 0; i < sizeof(create_signals) / sizeof(create_signals[0]); i++)
+		signal(create_signals[i], on ? create_interrupted : SIG_DFL);
+}
+
 int cmd_create(int argc, char **argv)
 {
 	static const struct option lo[] = {{"size", required_argument, NULL, 's'},
@@ -434,7 +459,11 @@ int cmd_create(int argc, char **argv)
 	struct pmwal *w;
 
 	c.err[0] = 0;
+	if (!existed)
+		create_guard(path, true);
 	rc = pmwal_open(&o, &w);
+	if (!existed)
+		create_guard(path, false);
 	if (rc) {
 		int code = open_failed("create", &c, rc);
 

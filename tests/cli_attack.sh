@@ -116,6 +116,17 @@ else
 	echo "cli_attack: cannot mount a small tmpfs here; full-filesystem lane skipped"
 fi
 
+# A create killed while it zero-fills a large new file removes that file.
+"$pmwal" create "$dir/killed" --size 2G --buffered >/dev/null 2>&1 &
+pid=$!
+sleep 0.3
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+ok "killed_create_was_running (exit $rc)" [ "$rc" -eq 143 ]
+ok killed_create_removed [ ! -e "$dir/killed" ]
+rm -f "$dir/killed"
+
 # ---- class 7: the CLI telling the truth ---------------------------------
 
 # Absurd or too large record sizes are refused by name before anything runs.

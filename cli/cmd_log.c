@@ -107,6 +107,25 @@ static int bad_value(const char *cmd, const char *opt, const char *val, const ch
 	return bad_usage(cmd, what);
 }
 
+/*
+ * Refuses what getopt_long() could not take, quoting it: an unknown option
+ * ('?') or one missing its value (':', optstrings start with ':'). getopt's
+ * own message is off (opterr = 0) so that there is one line, ours.
+ */
+static int bad_option(const char *cmd, int opt, char **argv)
+{
+	char what[600];
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':')
+		snprintf(what, sizeof(what), "option '%s' needs a value", arg);
+	else if (optopt && strncmp(arg, "--", 2))
+		snprintf(what, sizeof(what), "unknown option '-%c'", optopt);
+	else
+		snprintf(what, sizeof(what), "unknown option '%s'", arg);
+	return bad_usage(cmd, what);
+}
+
 /* Refuses the first positional argument past those a command takes. */
 static int no_more_args(const char *cmd, int argc, char **argv)
 {
@@ -230,14 +249,15 @@ static int parse_simple(struct common *c, const char *cmd, const char *help, int
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		if (common_opt(c, opt))
 			continue;
 		if (opt == 'h') {
 			printf("%s%s", help, common_help);
 			return 0;
 		}
-		return bad_usage(cmd, "unknown option");
+		return bad_option(cmd, opt, argv);
 	}
 	if ((rc = take_target(c, cmd, argc, argv)))
 		return rc;
@@ -380,7 +400,8 @@ int cmd_create(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:r:fh", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":s:r:fh", lo, NULL)) != -1) {
 		if (common_opt(&c, opt))
 			continue;
 		switch (opt) {
@@ -410,7 +431,7 @@ int cmd_create(int argc, char **argv)
 			       common_help);
 			return 0;
 		default:
-			return bad_usage("create", "unknown option");
+			return bad_option("create", opt, argv);
 		}
 	}
 	if ((rc = take_target(&c, "create", argc, argv)) ||
@@ -626,7 +647,8 @@ int cmd_append(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "n:h", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":n:h", lo, NULL)) != -1) {
 		if (common_opt(&c, opt))
 			continue;
 		switch (opt) {
@@ -648,7 +670,7 @@ int cmd_append(int argc, char **argv)
 			       common_help);
 			return 0;
 		default:
-			return bad_usage("append", "unknown option");
+			return bad_option("append", opt, argv);
 		}
 	}
 	if ((rc = take_target(&c, "append", argc, argv)) ||
@@ -768,7 +790,8 @@ int cmd_dump(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:h", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":f:h", lo, NULL)) != -1) {
 		if (common_opt(&c, opt))
 			continue;
 		switch (opt) {
@@ -786,7 +809,7 @@ int cmd_dump(int argc, char **argv)
 			       common_help);
 			return 0;
 		default:
-			return bad_usage("dump", "unknown option");
+			return bad_option("dump", opt, argv);
 		}
 	}
 	if ((rc = take_target(&c, "dump", argc, argv)) ||

@@ -193,6 +193,15 @@ expect bad_from_named_msg "\-\-from: '-3'"
 check bad_size_named 2 "$pmwal" create "$dir/new" --size 12Q
 expect bad_size_named_msg "\-\-size: '12Q'"
 
+for cmd in create append dump verify recover info release; do
+	check "unknown_option_$cmd" 2 "$pmwal" "$cmd" --bogus "$log"
+	expect "unknown_option_${cmd}_msg" "pmwal $cmd: unknown option '--bogus'"
+done
+check unknown_short_option 2 "$pmwal" verify -q "$log"
+expect unknown_short_option_msg "pmwal verify: unknown option '-q'"
+check missing_value 2 "$pmwal" dump "$log" --from
+expect missing_value_msg "pmwal dump: option '--from' needs a value"
+
 # --json: an error is one JSON object on stdout.
 for cmd in verify dump info; do
 	check "json_error_$cmd" 2 "$pmwal" "$cmd" "$dir/nope" --json

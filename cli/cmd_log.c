@@ -283,6 +283,38 @@ static void init_opts(struct pmwal_options *o, struct common *c)
 	o->errmsg_len = sizeof(c->err);
 }
 
+/* Whether @msg names @path as "PATH:" or "PATH " (a bare substring would
+ * match "z" in "zero"). */
+static bool names(const char *msg, const char *path)
+{
+	size_t n = strlen(path);
+
+	for (const char *p = strstr(msg, path); p; p = strstr(p + 1, path))
+		if (p[n] == ':' || p[n] == ' ')
+			return true;
+	return false;
+}
+
+/* The library's message for a failed open or verify, led by the target when
+ * the message does not name it (some superblock findings do not). */
+static const char *open_msg(struct common *c, int rc)
+{
+	char path[512];
+	const char *name =
+	    pmwal_target_path(c->target, path, sizeof(path)) == 1 ? path : c->target;
+
+	if (!c->err[0])
+		snprintf(c->err, sizeof(c->err), "%s: %s", c->target, pmwal_strerror(rc));
+	else if (!names(c->err, name)) {
+		char tmp[sizeof(c->err)];
+
+		snprintf(tmp, sizeof(tmp), "%s", c->err);
+		snprintf(c->err, sizeof(c->err), "%s: %.*s", c->target,
+			 (int)(sizeof(c->err) - strlen(c->target) - 3), tmp);
+	}
+	return c->err;
+}
+
 /* Exit code for a failed open: corrupt 3, unreadable or not a log 2, else 1. */
 static int open_failed(const char *cmd, struct common *c, int rc)
 {
@@ -294,7 +326,7 @@ static int open_failed(const char *cmd, struct common *c, int rc)
 		 rc == -EACCES || rc == -EPERM || rc == PMWAL_EUNSUPPORTED ||
 		 rc == -EINVAL || rc == -EISDIR || rc == -ENODEV || rc == -ENXIO)
 		code = 2;
-	return cli_fail(c, cmd, code, "%s", c->err[0] ? c->err : pmwal_strerror(rc));
+	return cli_fail(c, cmd, code, "%s", open_msg(c, rc));
 }
 
 static const char *verdict_str(int v)
@@ -886,8 +918,7 @@ int cmd_verify(int argc, char **argv)
 	init_opts(&o, &c);
 	rc = pmwal_verify(&o, &rep);
 	if (rc)
-		return cli_fail(&c, "verify", 2, "%s",
-				c.err[0] ? c.err : pmwal_strerror(rc));
+		return cli_fail(&c, "verify", 2, "%s", open_msg(&c, rc));
 	if (c.json)
 		print_json(report_json(c.target, &rep));
 	else

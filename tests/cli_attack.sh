@@ -127,6 +127,12 @@ ok "killed_create_was_running (exit $rc)" [ "$rc" -eq 143 ]
 ok killed_create_removed [ ! -e "$dir/killed" ]
 rm -f "$dir/killed"
 
+# An all-zero superblock area (a create killed by SIGKILL) reads as an
+# interrupted create, naming the file.
+truncate -s 1M "$dir/zeros"
+check zero_superblock 2 "$pmwal" verify "$dir/zeros"
+expect zero_superblock_msg "zeros: not a pmwal log: no superblock .*interrupted .pmwal create"
+
 # ---- class 7: the CLI telling the truth ---------------------------------
 
 # Absurd or too large record sizes are refused by name before anything runs.
@@ -201,6 +207,12 @@ check unknown_short_option 2 "$pmwal" verify -q "$log"
 expect unknown_short_option_msg "pmwal verify: unknown option '-q'"
 check missing_value 2 "$pmwal" dump "$log" --from
 expect missing_value_msg "pmwal dump: option '--from' needs a value"
+
+# A missing mapped log is not to be "created by giving a size" to a reader.
+for prefix in pmem: fakepmr:; do
+	check "missing_mapped_$prefix" 2 "$pmwal" verify "$prefix$dir/nope"
+	expect "missing_mapped_msg_$prefix" "nope: no such file; create the log first"
+done
 
 # --json: an error is one JSON object on stdout.
 for cmd in verify dump info; do

@@ -173,9 +173,10 @@ int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, cha
 	if (fd < 0) {
 		rc = -errno;
 		if (rc == -ENOENT)
-			return pmr_errf(err, errlen, rc,
-					"%s: no such file (give a size to create it)",
-					path);
+			return pmr_errf(err, errlen, rc, "%s: no such file%s", path,
+					p->create_bytes ? " (its directory is missing)"
+							: "; create the log first (pmwal "
+							  "create), or give a size");
 		if (rc == -EACCES || rc == -EPERM)
 			return pmr_errf(
 			    err, errlen, rc,

@@ -480,9 +480,9 @@ int cmd_create(int argc, char **argv)
 	bool has_file = pmwal_target_path(c.target, path, sizeof(path)) == 1;
 	bool existed = !has_file || stat(path, &st) == 0 || errno != ENOENT;
 
-	if (!force && has_file && existed) {
+	if (!force && existed) { /* a PMR (no file) may hold a log too */
 		struct pmwal_report rep;
-		const char *fs = target_fs_magic(path);
+		const char *fs = has_file ? target_fs_magic(path) : NULL;
 
 		init_opts(&o, &c);
 		if (pmwal_verify(&o, &rep) == 0)

@@ -168,6 +168,7 @@ if wfull=$(small_fs wfull 256K) && [ -n "$wfull" ] && truncate -s 16M "$wfull/im
 	check write_error_part_way 1 bash -c "seq 1 300000 | '$pmwal' append '$loop'"
 	expect write_error_msg "Input/output error\|No space left"
 	expect write_error_durable "durable: LSN 1\.\.[0-9]\|nothing durable"
+	expect write_error_close "closing the log failed"
 else
 	echo "cli_attack: no loop device over a small tmpfs here; write-error lane skipped"
 fi

@@ -64,7 +64,8 @@ const char *target_fs_magic(const char *target)
 
 	if (target_is_region(target) && strncmp(target, "pmem:", 5))
 		return NULL;
-	fd = open(path, O_RDONLY);
+	/* O_NONBLOCK: a FIFO must not hang the look. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	buf = calloc(1, PROBE_BYTES);

@@ -5,13 +5,19 @@
  * database would. Output is for people by default and JSON with --json.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "bench.h"
 #include "cli.h"
@@ -92,6 +98,127 @@ static int bad_usage(const char *cmd, const char *what)
 	return 2;
 }
 
+/* bad_usage() for an option's value, quoting the value as given. */
+static int bad_value(const char *cmd, const char *opt, const char *val, const char *want)
+{
+	char what[600];
+
+	snprintf(what, sizeof(what), "%s: '%s': expected %s", opt, val, want);
+	return bad_usage(cmd, what);
+}
+
+/*
+ * Refuses what getopt_long() could not take, quoting it: an unknown option
+ * ('?') or one missing its value (':', optstrings start with ':'). getopt's
+ * own message is off (opterr = 0) so that there is one line, ours.
+ */
+static int bad_option(const char *cmd, int opt, char **argv)
+{
+	char what[600];
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':')
+		snprintf(what, sizeof(what), "option '%s' needs a value", arg);
+	else if (optopt && strncmp(arg, "--", 2))
+		snprintf(what, sizeof(what), "unknown option '-%c'", optopt);
+	else
+		snprintf(what, sizeof(what), "unknown option '%s'", arg);
+	return bad_usage(cmd, what);
+}
+
+/* Refuses the first positional argument past those a command takes. */
+static int no_more_args(const char *cmd, int argc, char **argv)
+{
+	char what[600];
+
+	if (optind >= argc)
+		return 0;
+	snprintf(what, sizeof(what), "unexpected argument '%s'", argv[optind]);
+	return bad_usage(cmd, what);
+}
+
+/*
+ * Reports a failure and returns @exit_code: one line on stderr and, with
+ * --json, one object on stdout so that a script parsing stdout sees it.
+ */
+static int cli_fail(const struct common *c, const char *cmd, int exit_code,
+		    const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "pmwal %s: %s\n", cmd, msg);
+	if (c->json) {
+		json_t *o = json_pack("{s:s, s:s, s:s, s:i}", "command", cmd, "target",
+				      c->target ? c->target : "", "error", msg, "exit",
+				      exit_code);
+
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(o);
+	}
+	return exit_code;
+}
+
+/* Device-DAX is a character device of the "dax" class. */
+static bool is_devdax(const struct stat *st)
+{
+	char link[128], dest[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/sys/dev/char/%u:%u/subsystem", major(st->st_rdev),
+		 minor(st->st_rdev));
+	n = readlink(link, dest, sizeof(dest) - 1);
+	if (n <= 0)
+		return false;
+	dest[n] = 0;
+	const char *base = strrchr(dest, '/');
+
+	return !strcmp(base ? base + 1 : dest, "dax");
+}
+
+/*
+ * Looks at the node a target lives in before the library opens it: a FIFO
+ * would block the open forever, a socket or another character device is no
+ * medium. Opened with O_NONBLOCK, so the look itself never hangs. Returns 0
+ * to go on (a missing file is the library's to report), else the exit code.
+ */
+static int check_node(const struct common *c, const char *cmd)
+{
+	char path[512];
+	struct stat st;
+	const char *what;
+	int rc = pmwal_target_path(c->target, path, sizeof(path));
+
+	if (rc < 0)
+		return cli_fail(c, cmd, 2, "%s: not a target (%s)", c->target,
+				pmwal_strerror(rc));
+	if (rc == 0)
+		return 0; /* pmr:BDF lives in no file */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	rc = fd >= 0 ? fstat(fd, &st) : stat(path, &st);
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return 0;
+	/* Where sysfs is hidden (containers), the library's own rule: a node
+	 * named /dev/daxX.Y is device-DAX, and libpmem2 checks it on open. */
+	if (S_ISCHR(st.st_mode) && (is_devdax(&st) || !strncmp(path, "/dev/dax", 8)))
+		return 0;
+	what = S_ISFIFO(st.st_mode)   ? "a FIFO"
+	       : S_ISSOCK(st.st_mode) ? "a socket"
+	       : S_ISDIR(st.st_mode)  ? "a directory"
+	       : S_ISCHR(st.st_mode)  ? "a character device"
+				      : "not a file";
+	return cli_fail(c, cmd, 2,
+			"%s is %s, not a regular file or block device (nor device-DAX)",
+			path, what);
+}
+
 /* Takes the one positional TARGET; returns 0 or the usage exit code. */
 static int take_target(struct common *c, const char *cmd, int argc, char **argv)
 {
@@ -99,6 +226,18 @@ static int take_target(struct common *c, const char *cmd, int argc, char **argv)
 		return bad_usage(cmd, "missing TARGET");
 	c->target = argv[optind++];
 	return 0;
+}
+
+/* Closes the log and says so if the close failed (its last flush or
+ * superblock write); returns pmwal_close()'s result. */
+static int close_log(const struct common *c, const char *cmd, struct pmwal *w)
+{
+	int rc = pmwal_close(w);
+
+	if (rc)
+		fprintf(stderr, "pmwal %s: %s: closing the log failed: %s\n", cmd,
+			c->target, pmwal_strerror(rc));
+	return rc;
 }
 
 /*
@@ -112,16 +251,21 @@ static int parse_simple(struct common *c, const char *cmd, const char *help, int
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		if (common_opt(c, opt))
 			continue;
 		if (opt == 'h') {
 			printf("%s%s", help, common_help);
 			return 0;
 		}
-		return bad_usage(cmd, "unknown option");
+		return bad_option(cmd, opt, argv);
 	}
 	if ((rc = take_target(c, cmd, argc, argv)))
+		return rc;
+	if (strcmp(cmd, "release") && (rc = no_more_args(cmd, argc, argv)))
+		return rc;
+	if ((rc = check_node(c, cmd)))
 		return rc;
 	return -1;
 }
@@ -141,16 +285,50 @@ static void init_opts(struct pmwal_options *o, struct common *c)
 	o->errmsg_len = sizeof(c->err);
 }
 
+/* Whether @msg names @path as "PATH:" or "PATH " (a bare substring would
+ * match "z" in "zero"). */
+static bool names(const char *msg, const char *path)
+{
+	size_t n = strlen(path);
+
+	for (const char *p = strstr(msg, path); p; p = strstr(p + 1, path))
+		if (p[n] == ':' || p[n] == ' ')
+			return true;
+	return false;
+}
+
+/* The library's message for a failed open or verify, led by the target when
+ * the message does not name it (some superblock findings do not). */
+static const char *open_msg(struct common *c, int rc)
+{
+	char path[512];
+	const char *name =
+	    pmwal_target_path(c->target, path, sizeof(path)) == 1 ? path : c->target;
+
+	if (!c->err[0])
+		snprintf(c->err, sizeof(c->err), "%s: %s", c->target, pmwal_strerror(rc));
+	else if (!names(c->err, name)) {
+		char tmp[sizeof(c->err)];
+
+		snprintf(tmp, sizeof(tmp), "%s", c->err);
+		snprintf(c->err, sizeof(c->err), "%s: %.*s", c->target,
+			 (int)(sizeof(c->err) - strlen(c->target) - 3), tmp);
+	}
+	return c->err;
+}
+
 /* Exit code for a failed open: corrupt 3, unreadable or not a log 2, else 1. */
 static int open_failed(const char *cmd, struct common *c, int rc)
 {
-	fprintf(stderr, "pmwal %s: %s\n", cmd, c->err[0] ? c->err : pmwal_strerror(rc));
+	int code = 1;
+
 	if (rc == PMWAL_ECORRUPT)
-		return 3;
-	if (rc == PMWAL_EFORMAT || rc == PMWAL_EBADOPT || rc == -ENOENT ||
-	    rc == -EACCES || rc == -EPERM || rc == PMWAL_EUNSUPPORTED || rc == -EINVAL)
-		return 2;
-	return 1;
+		code = 3;
+	else if (rc == PMWAL_EFORMAT || rc == PMWAL_EBADOPT || rc == -ENOENT ||
+		 rc == -EACCES || rc == -EPERM || rc == PMWAL_EUNSUPPORTED ||
+		 rc == -EINVAL || rc == -EISDIR || rc == -ENODEV || rc == -ENXIO)
+		code = 2;
+	return cli_fail(c, cmd, code, "%s", open_msg(c, rc));
 }
 
 static const char *verdict_str(int v)
@@ -218,6 +396,30 @@ static void print_report(const char *target, const struct pmwal_report *r)
 
 /* ---- create ------------------------------------------------------------- */
 
+/*
+ * A create that is interrupted (Ctrl-C, kill) while it zero-fills a large new
+ * file would leave it behind, to read later as "not a pmwal log". While a
+ * create runs on a file it made, these signals remove the file and then take
+ * their default action. Only async-signal-safe calls in the handler.
+ */
+static char create_made_path[512];
+static const int create_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+static void create_interrupted(int sig)
+{
+	unlink(create_made_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void create_guard(const char *path, bool on)
+{
+	if (on)
+		snprintf(create_made_path, sizeof(create_made_path), "%s", path);
+	for (size_t i = 0; i < sizeof(create_signals) / sizeof(create_signals[0]); i++)
+		signal(create_signals[i], on ? create_interrupted : SIG_DFL);
+}
+
 int cmd_create(int argc, char **argv)
 {
 	static const struct option lo[] = {{"size", required_argument, NULL, 's'},
@@ -232,20 +434,21 @@ int cmd_create(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:r:fh", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":s:r:fh", lo, NULL)) != -1) {
 		if (common_opt(&c, opt))
 			continue;
 		switch (opt) {
 		case 's':
 			if (cli_parse_size(optarg, &size) || size == 0)
-				return bad_usage("create",
-						 "--size: expected bytes such as 64M");
+				return bad_value("create", "--size", optarg,
+						 "bytes such as 64M");
 			break;
 		case 'r':
 			if (cli_parse_size(optarg, &rec_max) || rec_max == 0 ||
 			    rec_max > (1u << 30))
-				return bad_usage("create",
-						 "--record-max: expected 1 .. 1G");
+				return bad_value("create", "--record-max", optarg,
+						 "1 .. 1G bytes");
 			break;
 		case 'f':
 			force = true;
@@ -262,63 +465,75 @@ int cmd_create(int argc, char **argv)
 			       common_help);
 			return 0;
 		default:
-			return bad_usage("create", "unknown option");
+			return bad_option("create", opt, argv);
 		}
 	}
-	if ((rc = take_target(&c, "create", argc, argv)))
+	if ((rc = take_target(&c, "create", argc, argv)) ||
+	    (rc = no_more_args("create", argc, argv)))
 		return rc;
-	if (optind < argc)
-		return bad_usage("create", "one TARGET only");
 	if (!size && strncmp(c.target, "/dev/", 5) && strncmp(c.target, "pmr:", 4))
 		return bad_usage("create",
 				 "--size BYTES is required for a log in a file");
-	if (!force) {
+	if ((rc = check_node(&c, "create")))
+		return rc;
+	/* The file the log lives in, whatever the prefix (pmem:, fakepmr:, file:). */
+	char path[512];
+	struct stat st = {0};
+	bool has_file = pmwal_target_path(c.target, path, sizeof(path)) == 1;
+	bool existed = !has_file || stat(path, &st) == 0 || errno != ENOENT;
+
+	if (!force && existed) { /* a PMR (no file) may hold a log too */
 		struct pmwal_report rep;
-		const char *path =
-		    !strncmp(c.target, "pmem:", 5) ? c.target + 5 : c.target;
-		const char *fs = target_fs_magic(c.target);
-		struct stat st;
+		const char *fs = has_file ? target_fs_magic(path) : NULL;
 
 		init_opts(&o, &c);
-		if (pmwal_verify(&o, &rep) == 0) {
-			fprintf(
-			    stderr,
-			    "pmwal create: %s already holds a pmwal log (%llu records); "
-			    "pass --force to destroy it\n",
-			    c.target, (unsigned long long)rep.records);
-			return 2;
-		}
-		if (fs) {
-			fprintf(stderr,
-				"pmwal create: %s holds %s; pass --force to destroy it\n",
-				path, fs);
-			return 2;
-		}
+		if (pmwal_verify(&o, &rep) == 0)
+			return cli_fail(&c, "create", 2,
+					"%s already holds a pmwal log (%llu records); "
+					"pass --force to destroy it",
+					c.target, (unsigned long long)rep.records);
+		if (fs)
+			return cli_fail(&c, "create", 2,
+					"%s holds %s; pass --force to destroy it", path,
+					fs);
 		/* Never overwrite a user's file by mistake. */
-		if (strncmp(c.target, "fakepmr:", 8) && stat(path, &st) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_size > 0) {
-			fprintf(
-			    stderr,
-			    "pmwal create: %s exists and holds %lld bytes that are not a "
-			    "pmwal log; pass --force to overwrite it\n",
-			    path, (long long)st.st_size);
-			return 2;
-		}
+		if (S_ISREG(st.st_mode) && st.st_size > 0)
+			return cli_fail(&c, "create", 2,
+					"%s exists and holds %lld bytes that are not a "
+					"pmwal log; pass --force to overwrite it",
+					path, (long long)st.st_size);
 	}
 	init_opts(&o, &c);
 	o.flags |= PMWAL_OPEN_CREATE;
+	/* A file we make is ours to remove if the create fails: EXCL proves
+	 * that nobody made it between the stat and the open. */
+	if (!existed)
+		o.flags |= PMWAL_OPEN_EXCL;
 	o.capacity_bytes = size;
 	o.record_bytes_max = (uint32_t)rec_max;
 	struct pmwal *w;
 
 	c.err[0] = 0;
+	if (!existed)
+		create_guard(path, true);
 	rc = pmwal_open(&o, &w);
-	if (rc)
-		return open_failed("create", &c, rc);
+	if (!existed)
+		create_guard(path, false);
+	if (rc) {
+		int code = open_failed("create", &c, rc);
+
+		if (!existed && rc != -EEXIST && unlink(path) == 0)
+			fprintf(stderr,
+				"pmwal create: removed %s, which this create made\n",
+				path);
+		return code;
+	}
 	struct pmwal_info info;
 
 	pmwal_stat(w, &info);
-	rc = pmwal_close(w);
+	rc = close_log(&c, "create", w);
+	if (rc)
+		return 1;
 	if (c.json)
 		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s}", "target", c.target,
 				     "capacity_bytes", (json_int_t)info.capacity_bytes,
@@ -330,17 +545,24 @@ int cmd_create(int argc, char **argv)
 		       c.target, (unsigned long long)info.capacity_bytes,
 		       (unsigned long long)info.capacity_blocks,
 		       (unsigned long long)info.log_id, info.medium, info.durability);
-	return rc ? 1 : 0;
+	return 0;
 }
 
 /* ---- append ------------------------------------------------------------- */
 
-/* Reads the next record: a line without its newline, or @fixed bytes. */
+#define READ_EOF    (-1)
+#define READ_FAILED (-2) /* out of memory or a read error: errno says which */
+
+/* Reads the next record: a line without its newline, or @fixed bytes (the
+ * last may be shorter). Returns its length, READ_EOF or READ_FAILED. */
 static ssize_t read_record(FILE *in, size_t fixed, char **buf, size_t *cap)
 {
 	if (!fixed) {
+		errno = 0;
 		ssize_t n = getline(buf, cap, in);
 
+		if (n < 0)
+			return ferror(in) || errno == ENOMEM ? READ_FAILED : READ_EOF;
 		if (n > 0 && (*buf)[n - 1] == '\n')
 			n--;
 		return n;
@@ -348,33 +570,104 @@ static ssize_t read_record(FILE *in, size_t fixed, char **buf, size_t *cap)
 	if (*cap < fixed) {
 		char *nb = realloc(*buf, fixed);
 
-		if (!nb)
-			return -1;
+		if (!nb) {
+			errno = ENOMEM;
+			return READ_FAILED;
+		}
 		*buf = nb;
 		*cap = fixed;
 	}
 	size_t n = fread(*buf, 1, fixed, in);
 
-	return n == 0 ? -1 : (ssize_t)n;
+	if (n == 0)
+		return ferror(in) ? READ_FAILED : READ_EOF;
+	return (ssize_t)n;
 }
 
-static int flush_batch(struct pmwal *w, struct iovec *iov, int n, uint64_t *first,
-		       uint64_t *last)
+/* What one append run did: LSNs first..last were accepted (0: none). */
+struct append_run {
+	uint64_t first, last, skipped;
+	struct iovec iov[APPEND_BATCH_RECORDS];
+	int n;
+	uint64_t batch_bytes; /* records plus their 4-byte headers */
+};
+
+static int flush_batch(struct pmwal *w, struct append_run *a)
 {
 	uint64_t lsn;
 	int rc;
 
-	if (n == 0)
+	if (a->n == 0)
 		return 0;
-	rc = pmwal_appendv(w, iov, n, &lsn);
-	for (int i = 0; i < n; i++)
-		free(iov[i].iov_base);
-	if (rc)
-		return rc;
-	if (!*first)
-		*first = lsn;
-	*last = lsn + (uint64_t)n - 1;
-	return 0;
+	rc = pmwal_appendv(w, a->iov, a->n, &lsn);
+	for (int i = 0; i < a->n; i++)
+		free(a->iov[i].iov_base);
+	if (rc == 0) {
+		if (!a->first)
+			a->first = lsn;
+		a->last = lsn + (uint64_t)a->n - 1;
+	}
+	a->n = 0;
+	a->batch_bytes = 0;
+	return rc;
+}
+
+/* Which of this run's records are durable, as "LSN a..b" or "nothing". */
+static void durable_range(const struct append_run *a, uint64_t durable, char *buf,
+			  size_t len, uint64_t *lo, uint64_t *hi)
+{
+	*lo = *hi = 0;
+	if (a->first && durable >= a->first) {
+		*lo = a->first;
+		*hi = durable < a->last ? durable : a->last;
+		snprintf(buf, len, "durable: LSN %llu..%llu", (unsigned long long)*lo,
+			 (unsigned long long)*hi);
+	} else {
+		snprintf(buf, len, "nothing durable");
+	}
+}
+
+/* Reads stdin into batches that each fit one group: together at most one
+ * largest record (the engine sizes a group to hold that). */
+static int append_all(struct pmwal *w, struct append_run *a, size_t fixed,
+		      uint32_t rec_max)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rc = 0;
+
+	while ((len = read_record(stdin, fixed, &buf, &cap)) >= 0) {
+		if (len == 0) {
+			a->skipped++;
+			continue;
+		}
+		uint64_t bytes = (uint64_t)len + 4;
+
+		if (a->n == APPEND_BATCH_RECORDS ||
+		    (a->n > 0 && a->batch_bytes + bytes > (uint64_t)rec_max + 4)) {
+			rc = flush_batch(w, a);
+			if (rc)
+				break;
+		}
+		a->iov[a->n].iov_base = malloc((size_t)len);
+		if (!a->iov[a->n].iov_base) {
+			rc = -ENOMEM;
+			break;
+		}
+		memcpy(a->iov[a->n].iov_base, buf, (size_t)len);
+		a->iov[a->n++].iov_len = (size_t)len;
+		a->batch_bytes += bytes;
+	}
+	if (len == READ_FAILED && !rc)
+		rc = errno ? -errno : -EIO;
+	if (!rc)
+		rc = flush_batch(w, a);
+	for (int i = 0; i < a->n; i++)
+		free(a->iov[i].iov_base);
+	a->n = 0;
+	free(buf);
+	return rc;
 }
 
 int cmd_append(int argc, char **argv)
@@ -383,18 +676,21 @@ int cmd_append(int argc, char **argv)
 	    {"record-size", required_argument, NULL, 'n'}, COMMON_LONG_OPTIONS, {0}};
 	struct common c = {0};
 	struct pmwal_options o;
-	uint64_t fixed = 0, first = 0, last = 0, skipped = 0;
+	struct append_run a = {0};
+	uint64_t fixed = 0;
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "n:h", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":n:h", lo, NULL)) != -1) {
 		if (common_opt(&c, opt))
 			continue;
 		switch (opt) {
 		case 'n':
-			if (cli_parse_size(optarg, &fixed) || fixed == 0)
-				return bad_usage("append",
-						 "--record-size: expected bytes > 0");
+			if (cli_parse_size(optarg, &fixed) || fixed == 0 ||
+			    fixed > (1u << 30))
+				return bad_value("append", "--record-size", optarg,
+						 "1 .. 1G bytes");
 			break;
 		case 'h':
 			printf("usage: pmwal append TARGET [--record-size N] < records\n"
@@ -402,14 +698,17 @@ int cmd_append(int argc, char **argv)
 			       "empty lines "
 			       "are skipped),\nor fixed-size records of N bytes. Exits 0 "
 			       "only "
-			       "once every record is durable.\n%s",
+			       "once every record is durable; on failure it says which "
+			       "records are\n(\"durable: LSN a..b\" or \"nothing "
+			       "durable\").\n%s",
 			       common_help);
 			return 0;
 		default:
-			return bad_usage("append", "unknown option");
+			return bad_option("append", opt, argv);
 		}
 	}
-	if ((rc = take_target(&c, "append", argc, argv)))
+	if ((rc = take_target(&c, "append", argc, argv)) ||
+	    (rc = no_more_args("append", argc, argv)) || (rc = check_node(&c, "append")))
 		return rc;
 	init_opts(&o, &c);
 	o.commit_policy = PMWAL_COMMIT_BUFFERED;
@@ -418,56 +717,62 @@ int cmd_append(int argc, char **argv)
 	rc = pmwal_open(&o, &w);
 	if (rc)
 		return open_failed("append", &c, rc);
-	struct iovec iov[APPEND_BATCH_RECORDS];
-	int n = 0;
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t len;
+	struct pmwal_info info;
 
-	while ((len = read_record(stdin, fixed, &buf, &cap)) >= 0) {
-		if (len == 0) {
-			skipped++;
-			continue;
-		}
-		iov[n].iov_base = malloc((size_t)len);
-		if (!iov[n].iov_base) {
-			rc = -ENOMEM;
-			break;
-		}
-		memcpy(iov[n].iov_base, buf, (size_t)len);
-		iov[n++].iov_len = (size_t)len;
-		if (n == APPEND_BATCH_RECORDS) {
-			rc = flush_batch(w, iov, n, &first, &last);
-			n = 0;
-			if (rc)
-				break;
-		}
+	pmwal_stat(w, &info);
+	if (fixed > info.record_bytes_max) {
+		char what[300];
+
+		snprintf(what, sizeof(what),
+			 "--record-size %llu is larger than the log's maximum record "
+			 "(%u bytes)",
+			 (unsigned long long)fixed, info.record_bytes_max);
+		close_log(&c, "append", w);
+		return bad_usage("append", what);
 	}
-	if (!rc)
-		rc = flush_batch(w, iov, n, &first, &last);
-	else
-		for (int i = 0; i < n; i++)
-			free(iov[i].iov_base);
-	free(buf);
-	if (!rc)
-		rc = pmwal_sync(w);
-	if (rc)
-		fprintf(stderr, "pmwal append: %s: %s\n", pmwal_strerror(rc),
-			pmwal_errmsg(w));
-	int crc = pmwal_close(w);
+	rc = append_all(w, &a, (size_t)fixed, info.record_bytes_max);
+	if (rc) {
+		char msg[600];
 
-	if (rc || crc)
+		snprintf(msg, sizeof(msg), "%s", pmwal_errmsg(w));
+		fprintf(stderr, "pmwal append: %s%s%s\n", pmwal_strerror(rc),
+			msg[0] ? ": " : "", msg);
+		/* What was accepted before the failure is made durable if the log
+		 * can still do it, so the range below is all there is. */
+		(void)pmwal_sync(w);
+	} else {
+		rc = pmwal_sync(w);
+		if (rc)
+			fprintf(stderr, "pmwal append: %s: %s\n", pmwal_strerror(rc),
+				pmwal_errmsg(w));
+	}
+	uint64_t lo_lsn, hi_lsn;
+	char range[96];
+
+	durable_range(&a, pmwal_durable_lsn(w), range, sizeof(range), &lo_lsn, &hi_lsn);
+	int crc = close_log(&c, "append", w);
+
+	if (rc || crc) {
+		if (c.json)
+			print_json(json_pack(
+			    "{s:s, s:I, s:I, s:I, s:s}", "error",
+			    pmwal_strerror(rc ? rc : crc), "durable_records",
+			    (json_int_t)(lo_lsn ? hi_lsn - lo_lsn + 1 : 0),
+			    "durable_first_lsn", (json_int_t)lo_lsn, "durable_last_lsn",
+			    (json_int_t)hi_lsn, "target", c.target));
+		fprintf(stderr, "pmwal append: failed; %s\n", range);
 		return 1;
+	}
 	if (c.json)
 		print_json(json_pack("{s:I, s:I, s:I, s:I}", "records",
-				     (json_int_t)(first ? last - first + 1 : 0),
-				     "first_lsn", (json_int_t)first, "last_lsn",
-				     (json_int_t)last, "skipped_empty",
-				     (json_int_t)skipped));
+				     (json_int_t)(a.first ? a.last - a.first + 1 : 0),
+				     "first_lsn", (json_int_t)a.first, "last_lsn",
+				     (json_int_t)a.last, "skipped_empty",
+				     (json_int_t)a.skipped));
 	else
 		fprintf(stderr, "appended %llu records (LSN %llu..%llu), durable\n",
-			(unsigned long long)(first ? last - first + 1 : 0),
-			(unsigned long long)first, (unsigned long long)last);
+			(unsigned long long)(a.first ? a.last - a.first + 1 : 0),
+			(unsigned long long)a.first, (unsigned long long)a.last);
 	return 0;
 }
 
@@ -519,13 +824,14 @@ int cmd_dump(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:h", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":f:h", lo, NULL)) != -1) {
 		if (common_opt(&c, opt))
 			continue;
 		switch (opt) {
 		case 'f':
 			if (cli_parse_u64(optarg, &from))
-				return bad_usage("dump", "--from: expected an LSN");
+				return bad_value("dump", "--from", optarg, "an LSN");
 			break;
 		case 'h':
 			printf("usage: pmwal dump TARGET [--from LSN] [--json]\n"
@@ -537,10 +843,11 @@ int cmd_dump(int argc, char **argv)
 			       common_help);
 			return 0;
 		default:
-			return bad_usage("dump", "unknown option");
+			return bad_option("dump", opt, argv);
 		}
 	}
-	if ((rc = take_target(&c, "dump", argc, argv)))
+	if ((rc = take_target(&c, "dump", argc, argv)) ||
+	    (rc = no_more_args("dump", argc, argv)) || (rc = check_node(&c, "dump")))
 		return rc;
 	init_opts(&o, &c);
 	o.flags |= PMWAL_OPEN_READONLY;
@@ -553,16 +860,19 @@ int cmd_dump(int argc, char **argv)
 
 	rc = pmwal_iter_open(w, from, &it);
 	if (rc) {
-		fprintf(stderr, "pmwal dump: %s\n",
-			pmwal_errmsg(w)[0] ? pmwal_errmsg(w) : pmwal_strerror(rc));
-		pmwal_close(w);
+		cli_fail(&c, "dump", 2, "%s",
+			 pmwal_errmsg(w)[0] ? pmwal_errmsg(w) : pmwal_strerror(rc));
+		close_log(&c, "dump", w);
 		return 2;
 	}
 	uint64_t lsn;
 	const void *data;
 	size_t len;
 
+	uint64_t last = 0;
+
 	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
+		last = lsn;
 		if (c.json)
 			print_json_record(lsn, data, len);
 		else
@@ -572,7 +882,20 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "pmwal dump: %s: %s\n", pmwal_strerror(rc),
 			pmwal_errmsg(w));
 	pmwal_iter_close(it);
-	pmwal_close(w);
+	/* Salvage opened a damaged log; the iterator reads only up to the first
+	 * damage. Say what was not dumped rather than exit 0 as if complete. */
+	const struct pmwal_report *r = pmwal_recovery_report(w);
+	int salvaged = rc >= 0 && r->verdict == PMWAL_CORRUPT;
+
+	if (salvaged)
+		fprintf(stderr,
+			"pmwal dump: %s: %s; this dump ends at LSN %llu and is "
+			"incomplete (the iterator cannot read past damage yet)\n",
+			c.target, r->detail, (unsigned long long)last);
+	if (close_log(&c, "dump", w) && rc >= 0)
+		return 1;
+	if (salvaged)
+		return 3;
 	return rc < 0 ? (rc == PMWAL_ECORRUPT ? 3 : 1) : 0;
 }
 
@@ -596,11 +919,8 @@ int cmd_verify(int argc, char **argv)
 		return rc;
 	init_opts(&o, &c);
 	rc = pmwal_verify(&o, &rep);
-	if (rc) {
-		fprintf(stderr, "pmwal verify: %s\n",
-			c.err[0] ? c.err : pmwal_strerror(rc));
-		return 2;
-	}
+	if (rc)
+		return cli_fail(&c, "verify", 2, "%s", open_msg(&c, rc));
 	if (c.json)
 		print_json(report_json(c.target, &rep));
 	else
@@ -630,7 +950,7 @@ int cmd_recover(int argc, char **argv)
 		return open_failed("recover", &c, rc);
 	struct pmwal_report rep = *pmwal_recovery_report(w);
 
-	rc = pmwal_close(w);
+	rc = close_log(&c, "recover", w);
 	if (c.json)
 		print_json(report_json(c.target, &rep));
 	else
@@ -721,8 +1041,7 @@ int cmd_info(int argc, char **argv)
 			       "checksum\n");
 		printf("  state          %s (%s)\n", verdict_str(r->verdict), r->detail);
 	}
-	pmwal_close(w);
-	return 0;
+	return close_log(&c, "info", w) ? 1 : 0;
 }
 
 int cmd_release(int argc, char **argv)
@@ -738,8 +1057,13 @@ int cmd_release(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (optind >= argc || cli_parse_u64(argv[optind], &lsn))
-		return bad_usage("release", "missing or bad LSN");
+	if (optind >= argc)
+		return bad_usage("release", "missing LSN");
+	if (cli_parse_u64(argv[optind], &lsn))
+		return bad_value("release", "LSN", argv[optind], "a decimal LSN");
+	optind++;
+	if ((rc = no_more_args("release", argc, argv)))
+		return rc;
 	init_opts(&o, &c);
 	struct pmwal *w;
 
@@ -750,6 +1074,7 @@ int cmd_release(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "pmwal release: %s\n",
 			pmwal_errmsg(w)[0] ? pmwal_errmsg(w) : pmwal_strerror(rc));
-	pmwal_close(w);
-	return rc ? (rc == PMWAL_ERANGE ? 2 : 1) : 0;
+	int crc = close_log(&c, "release", w);
+
+	return rc ? (rc == PMWAL_ERANGE ? 2 : 1) : crc ? 1 : 0;
 }

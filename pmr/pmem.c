@@ -161,8 +161,10 @@ static const char *gran_name(enum pmem2_granularity g)
 int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, char *err,
 		  size_t errlen)
 {
-	int flags = (p->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	/* O_NONBLOCK: opening a FIFO must not block; cleared below. */
+	int flags = (p->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 	struct stat st;
+	uint64_t bytes;
 	int fd, rc;
 
 	if (!devdax && p->create_bytes && !p->readonly)
@@ -171,9 +173,10 @@ int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, cha
 	if (fd < 0) {
 		rc = -errno;
 		if (rc == -ENOENT)
-			return pmr_errf(err, errlen, rc,
-					"%s: no such file (give a size to create it)",
-					path);
+			return pmr_errf(err, errlen, rc, "%s: no such file%s", path,
+					p->create_bytes ? " (its directory is missing)"
+							: "; create the log first (pmwal "
+							  "create), or give a size");
 		if (rc == -EACCES || rc == -EPERM)
 			return pmr_errf(
 			    err, errlen, rc,
@@ -196,19 +199,38 @@ int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, cha
 		return pmr_errf(err, errlen, -EISDIR,
 				"%s: is a directory: name a file inside it", path);
 	}
+	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+		close(fd);
+		return pmr_errf(err, errlen, -EINVAL,
+				"%s is %s, not a regular file or device-DAX", path,
+				S_ISFIFO(st.st_mode)   ? "a FIFO"
+				: S_ISSOCK(st.st_mode) ? "a socket"
+				: S_ISBLK(st.st_mode)  ? "a block device (use PATH, "
+							 "not pmem:PATH)"
+						       : "not a file");
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+		rc = -errno;
+		close(fd);
+		return pmr_errf(err, errlen, rc, "%s: fcntl: %s", path, strerror(-rc));
+	}
 	if (devdax && !S_ISCHR(st.st_mode)) {
 		close(fd);
 		return pmr_errf(err, errlen, -ENODEV,
 				"%s: not a device-DAX character device", path);
 	}
-	if (S_ISREG(st.st_mode) && p->create_bytes > (uint64_t)st.st_size &&
-	    !p->readonly) {
-		rc = posix_fallocate(fd, 0, (off_t)p->create_bytes);
+	/* A mapped store to a hole the filesystem has no room for is SIGBUS:
+	 * a writable file is allocated whole here (holes included, as in a
+	 * sparse copy), where running out of room is an error message. */
+	bytes = p->create_bytes > (uint64_t)st.st_size ? p->create_bytes
+						       : (uint64_t)st.st_size;
+	if (S_ISREG(st.st_mode) && bytes > 0 && !p->readonly) {
+		rc = posix_fallocate(fd, 0, (off_t)bytes);
 		if (rc) {
 			close(fd);
-			return pmr_errf(
-			    err, errlen, -rc, "%s: cannot allocate %llu bytes: %s", path,
-			    (unsigned long long)p->create_bytes, strerror(rc));
+			return pmr_errf(err, errlen, -rc,
+					"%s: cannot allocate %llu bytes: %s", path,
+					(unsigned long long)bytes, strerror(rc));
 		}
 	} else if (S_ISREG(st.st_mode) && st.st_size == 0) {
 		close(fd);
@@ -265,8 +287,10 @@ static int map_region(struct pmr_pmem *m, const struct pmr_params *p, const char
 	pmem2_config_delete(&cfg);
 	return 0;
 fail:
-	ret = pmr_errf(err, errlen, pmem2_rc(ret), "%s: libpmem2: %s", path,
-		       pmem2_errormsg());
+	/* libpmem2 leaves its message empty for some refusals (a character
+	 * device that is not device-DAX): never print an empty reason. */
+	ret = pmr_errf(err, errlen, pmem2_rc(ret), "%s: libpmem2 cannot map it: %s", path,
+		       pmem2_errormsg()[0] ? pmem2_errormsg() : strerror(-pmem2_rc(ret)));
 cleanup_src:
 	if (src)
 		pmem2_source_delete(&src);

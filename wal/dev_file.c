@@ -420,7 +420,9 @@ static int zero_fill(int fd, uint64_t from, uint64_t to)
 
 static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 {
-	int flags = (p->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	/* O_NONBLOCK: a FIFO swapped in after the stat must not block the
+	 * open (setup_geometry refuses it); cleared before any I/O. */
+	int flags = (p->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 
 	struct stat st;
 
@@ -439,9 +441,12 @@ static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 		flags |= O_CREAT | (p->create_excl ? O_EXCL : 0);
 	int fd = open(p->target, flags, 0644);
 
-	if (fd >= 0)
+	if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0)
 		return fd;
 	int e = errno;
+
+	if (fd >= 0)
+		close(fd);
 
 	if (e == EINVAL && !p->buffered_io) {
 		snprintf(

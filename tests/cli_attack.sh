@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# The CLI against targets that are not what they seem and inputs meant to make
+# it lie (issue 13, classes 6 and 7): FIFOs, sockets and character devices are
+# refused by name without hanging; no prefix lets create overwrite a user's
+# file; a mapped log on a full filesystem fails with a message instead of
+# SIGBUS; a failed create removes what it made; append refuses absurd record
+# sizes, splits batches into groups that fit, and says what became durable
+# when it fails part-way; extra arguments and bad values are refused by name;
+# --json errors are JSON. Needs root for the tmpfs and loop lanes (skipped
+# with a reason otherwise).
+set -uo pipefail
+pmwal=$1
+dir=$(mktemp -d /var/tmp/pmwal-attack-XXXXXX)
+loops=()
+cleanup() {
+	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done
+	for m in "$dir/full" "$dir/wfull"; do
+		mountpoint -q "$m" && { umount "$m" || umount -l "$m"; }
+	done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+fails=0 passes=0
+fail() { echo "FAIL $1"; cat "$dir/out" "$dir/err" 2>/dev/null; fails=$((fails + 1)); }
+check() { # check NAME EXPECTED_RC CMD... (stdin from /dev/null, at most 10 s)
+	local name=$1 want=$2; shift 2
+	timeout 10 "$@" </dev/null >"$dir/out" 2>"$dir/err"; local rc=$?
+	if [ "$rc" -ne "$want" ]; then fail "$name: exit $rc, wanted $want"; else passes=$((passes + 1)); fi
+}
+expect() { # expect NAME PATTERN (in the last output)
+	if grep -q -- "$2" "$dir/out" "$dir/err"; then passes=$((passes + 1)); else
+		fail "$1: no '$2' in output"; fi
+}
+ok() { # ok NAME CONDITION...
+	if "${@:2}"; then passes=$((passes + 1)); else fail "$1"; fi
+}
+# A small tmpfs, full after @2 bytes; empty when this machine cannot mount.
+small_fs() {
+	local m=$dir/$1
+	mkdir -p "$m"
+	if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o "size=$2" tmpfs "$m" 2>/dev/null; then
+		echo "$m"
+	fi
+}
+
+log=$dir/log
+"$pmwal" create "$log" --size 1M >/dev/null || { echo "cannot create a log"; exit 1; }
+echo one | "$pmwal" append "$log" 2>/dev/null || { echo "cannot append"; exit 1; }
+
+# ---- class 6: targets that are not what they seem ----------------------
+
+# A FIFO: opening one blocks until a writer comes; every command must refuse
+# it by name, through every prefix, instead of hanging.
+mkfifo "$dir/fifo"
+for prefix in "" file: pmem: fakepmr:; do
+	t=$prefix$dir/fifo
+	check "fifo_create_$prefix" 2 "$pmwal" create "$t" --size 1M
+	expect "fifo_create_msg_$prefix" "fifo is a FIFO, not a"
+	for cmd in dump verify info recover; do
+		check "fifo_${cmd}_$prefix" 2 "$pmwal" "$cmd" "$t"
+		expect "fifo_${cmd}_msg_$prefix" "fifo is a FIFO, not a"
+	done
+done
+check fifo_append 2 "$pmwal" append "pmem:$dir/fifo"
+expect fifo_append_msg "is a FIFO"
+check fifo_release 2 "$pmwal" release "fakepmr:$dir/fifo" 1
+expect fifo_release_msg "is a FIFO"
+
+# A socket and character devices other than device-DAX.
+if python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" \
+	"$dir/sock" 2>/dev/null; then
+	for prefix in "" pmem: fakepmr:; do
+		check "socket_verify_$prefix" 2 "$pmwal" verify "$prefix$dir/sock"
+		expect "socket_msg_$prefix" "sock is a socket, not a"
+	done
+else
+	echo "cli_attack: no python3 to make a socket; socket lane skipped"
+fi
+for prefix in pmem: fakepmr:; do
+	check "devnull_verify_$prefix" 2 "$pmwal" verify "${prefix}/dev/null"
+	expect "devnull_msg_$prefix" "/dev/null is a character device"
+	check "devzero_info_$prefix" 2 "$pmwal" info "${prefix}/dev/zero"
+	expect "devzero_msg_$prefix" "/dev/zero is a character device"
+done
+check devnull_create_pmem 2 "$pmwal" create pmem:/dev/null --size 1M
+expect devnull_create_msg "/dev/null is a character device"
+
+# create never overwrites a user's file without --force, whatever the prefix.
+for prefix in file: fakepmr:; do
+	echo precious >"$dir/user.txt"
+	check "user_file_$prefix" 2 "$pmwal" create "$prefix$dir/user.txt" --size 1M
+	expect "user_file_msg_$prefix" "not a pmwal log; pass --force"
+	ok "user_file_kept_$prefix" [ "$(cat "$dir/user.txt")" = precious ]
+done
+
+if full=$(small_fs full 1M) && [ -n "$full" ]; then
+	# A mapped log over a sparse file on a full filesystem: refused at
+	# create and at open with the target and the size, never SIGBUS.
+	truncate -s 4M "$full/sparse"
+	check pmem_sparse_create 1 "$pmwal" create "pmem:$full/sparse" --size 4M --force
+	expect pmem_sparse_create_msg "$full/sparse: cannot allocate 4194304 bytes: No space left"
+	"$pmwal" create "pmem:$dir/p.log" --size 4M >/dev/null
+	rm -f "$full/sparse"
+	cp --sparse=always "$dir/p.log" "$full/p.log"
+	check pmem_sparse_append 1 bash -c "seq 1 100000 | '$pmwal' append 'pmem:$full/p.log'"
+	expect pmem_sparse_append_msg "$full/p.log: cannot allocate 4194304 bytes"
+	rm -f "$full/p.log"
+
+	# A create that fails removes the file it made, and only that file.
+	for prefix in "" pmem: fakepmr:; do
+		check "failed_create_$prefix" 1 "$pmwal" create "$prefix$full/big" --size 8M --buffered
+		expect "failed_create_msg_$prefix" "No space left"
+		ok "failed_create_removed_$prefix" [ ! -e "$full/big" ]
+	done
+else
+	echo "cli_attack: cannot mount a small tmpfs here; full-filesystem lane skipped"
+fi
+
+# A create killed while it zero-fills a large new file removes that file.
+"$pmwal" create "$dir/killed" --size 2G --buffered >/dev/null 2>&1 &
+pid=$!
+sleep 0.3
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+ok "killed_create_was_running (exit $rc)" [ "$rc" -eq 143 ]
+ok killed_create_removed [ ! -e "$dir/killed" ]
+rm -f "$dir/killed"
+
+# An all-zero superblock area (a create killed by SIGKILL) reads as an
+# interrupted create, naming the file.
+truncate -s 1M "$dir/zeros"
+check zero_superblock 2 "$pmwal" verify "$dir/zeros"
+expect zero_superblock_msg "zeros: not a pmwal log: no superblock .*interrupted .pmwal create"
+
+# ---- class 7: the CLI telling the truth ---------------------------------
+
+# Absurd or too large record sizes are refused by name before anything runs.
+check record_size_1T 2 bash -c "echo x | '$pmwal' append '$log' --record-size 1T"
+expect record_size_1T_msg "\-\-record-size"
+"$pmwal" create "$dir/small_rec" --size 1M --record-max 4K >/dev/null
+check record_size_over_max 2 bash -c "head -c 8192 /dev/zero | '$pmwal' append '$dir/small_rec' --record-size 8K"
+expect record_size_over_max_msg "\-\-record-size 8192 is larger than the log's maximum record (4096 bytes)"
+
+# A batch of records that do not fit one group together is split; no record
+# is too large here.
+"$pmwal" create "$dir/batch" --size 64M --record-max 1M >/dev/null
+check batch_split 0 bash -c "head -c 8M /dev/zero | '$pmwal' append '$dir/batch' --record-size 256K"
+expect batch_split_msg "appended 32 records (LSN 1..32), durable"
+check batch_split_lines 0 bash -c "for i in \$(seq 1 64); do head -c 100000 /dev/zero | tr '\\0' x; echo; done | '$pmwal' append '$dir/batch'"
+expect batch_split_lines_msg "appended 64 records (LSN 33..96), durable"
+
+# A failure part-way says what is durable.
+"$pmwal" create "$dir/tiny" --size 64K >/dev/null
+check full_part_way 1 bash -c "seq 1 100000 | '$pmwal' append '$dir/tiny'"
+expect full_part_way_msg "durable: LSN 1\.\.[0-9]"
+check full_nothing 1 bash -c "seq 1 10 | '$pmwal' append '$dir/tiny'"
+expect full_nothing_msg "nothing durable"
+check too_big_nothing 1 bash -c "head -c 5000 /dev/zero | tr '\\0' x | '$pmwal' append '$dir/small_rec'"
+expect too_big_nothing_msg "nothing durable"
+
+# Writes that fail under the buffered commit policy (a loop device whose
+# backing file is on a full tmpfs): the failure and what is durable are told.
+if wfull=$(small_fs wfull 256K) && [ -n "$wfull" ] && truncate -s 16M "$wfull/img" &&
+	loop=$(losetup -f --show "$wfull/img" 2>/dev/null); then
+	loops+=("$loop")
+	"$pmwal" create "$loop" >/dev/null 2>&1
+	check write_error_part_way 1 bash -c "seq 1 300000 | '$pmwal' append '$loop'"
+	expect write_error_msg "Input/output error\|No space left"
+	expect write_error_durable "durable: LSN 1\.\.[0-9]\|nothing durable"
+	expect write_error_close "closing the log failed"
+else
+	echo "cli_attack: no loop device over a small tmpfs here; write-error lane skipped"
+fi
+
+# dump --salvage over a damaged log must not pass off a partial dump as the
+# whole log: what was not dumped is named and the exit is 3 (corrupt).
+"$pmwal" create "$dir/dmg" --size 1M >/dev/null
+seq 1 3000 | "$pmwal" append "$dir/dmg" 2>/dev/null
+printf '\xff' | dd of="$dir/dmg" bs=1 seek=$((8192 + 4 * 4096 + 1000)) conv=notrunc status=none
+check salvage_dump_partial 3 "$pmwal" dump "$dir/dmg" --salvage
+expect salvage_dump_partial_msg "this dump ends at LSN [0-9]* and is incomplete"
+expect salvage_dump_partial_attested "durable up to LSN 3000"
+
+# Extra positional arguments and bad values are refused by name.
+for cmd in dump verify info recover; do
+	check "extra_$cmd" 2 "$pmwal" "$cmd" "$log" surplus
+	expect "extra_${cmd}_msg" "unexpected argument 'surplus'"
+done
+check extra_append 2 bash -c "echo x | '$pmwal' append '$log' surplus"
+expect extra_append_msg "unexpected argument 'surplus'"
+check extra_release 2 "$pmwal" release "$log" 1 surplus
+expect extra_release_msg "unexpected argument 'surplus'"
+check extra_create 2 "$pmwal" create "$dir/new" --size 1M surplus
+expect extra_create_msg "unexpected argument 'surplus'"
+check bad_lsn_named 2 "$pmwal" release "$log" 12abc
+expect bad_lsn_named_msg "LSN: '12abc'"
+check bad_from_named 2 "$pmwal" dump "$log" --from -3
+expect bad_from_named_msg "\-\-from: '-3'"
+check bad_size_named 2 "$pmwal" create "$dir/new" --size 12Q
+expect bad_size_named_msg "\-\-size: '12Q'"
+
+for cmd in create append dump verify recover info release; do
+	check "unknown_option_$cmd" 2 "$pmwal" "$cmd" --bogus "$log"
+	expect "unknown_option_${cmd}_msg" "pmwal $cmd: unknown option '--bogus'"
+done
+check unknown_short_option 2 "$pmwal" verify -q "$log"
+expect unknown_short_option_msg "pmwal verify: unknown option '-q'"
+check missing_value 2 "$pmwal" dump "$log" --from
+expect missing_value_msg "pmwal dump: option '--from' needs a value"
+
+# A missing mapped log is not to be "created by giving a size" to a reader.
+for prefix in pmem: fakepmr:; do
+	check "missing_mapped_$prefix" 2 "$pmwal" verify "$prefix$dir/nope"
+	expect "missing_mapped_msg_$prefix" "nope: no such file; create the log first"
+done
+
+# --json: an error is one JSON object on stdout.
+for cmd in verify dump info; do
+	check "json_error_$cmd" 2 "$pmwal" "$cmd" "$dir/nope" --json
+	ok "json_error_${cmd}_object" jq -se 'length == 1 and (.[0].error | test("no such file"))' "$dir/out" >/dev/null
+done
+
+echo "cli_attack: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]

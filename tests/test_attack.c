@@ -326,3 +326,28 @@ Test(attack, a_callback_that_appends_and_syncs_never_deadlocks, .timeout = 60)
 	cr_assert_eq(st.close_not_refused, 0, "pmwal_close inside a callback was not refused");
 	sim_free(sim);
 }
+
+/* Class 4 (and seeded bug STOP_AT_FIRST_BAD): in a log still open for writing,
+ * blocks past the superblock's end_seq are proven only by what follows them.
+ * A damaged block with later groups behind it is CORRUPT at its LSN, never the
+ * torn end of the log. */
+Test(attack, damage_before_later_groups_of_an_open_log_is_corrupt)
+{
+	struct sim_dev *sim = sim_new(LOG_BYTES);
+	struct pmwal *w = open_sim(sim, PMWAL_OPEN_CREATE);
+
+	append_keyed(w, 10, 100); /* ten groups, blocks 0..9, LSN k in block k-1 */
+	/* The image as a crash now would leave it: never closed. */
+	struct sim_dev *crash = sim_from_image(sim_image(sim), sim_size(sim));
+
+	cr_assert_eq(pmwal_close(w), 0);
+	sim_image(crash)[wal_slot_offset(3) + WAL_HDR_BYTES + 10] ^= 0x01;
+	struct pmwal_report rep = verify(crash, 0);
+
+	cr_assert_eq(rep.verdict, PMWAL_CORRUPT, "damage before later groups read as %s (%s)",
+		     rep.verdict == PMWAL_CLEAN ? "clean" : "a torn tail", rep.detail);
+	cr_assert_eq(rep.corrupt_lsn, 4, "corrupt at LSN %llu, not 4",
+		     (unsigned long long)rep.corrupt_lsn);
+	sim_free(crash);
+	sim_free(sim);
+}

@@ -179,8 +179,11 @@ fi
 seq 1 3000 | "$pmwal" append "$dir/dmg" 2>/dev/null
 printf '\xff' | dd of="$dir/dmg" bs=1 seek=$((8192 + 4 * 4096 + 1000)) conv=notrunc status=none
 check salvage_dump_partial 3 "$pmwal" dump "$dir/dmg" --salvage
-expect salvage_dump_partial_msg "this dump ends at LSN [0-9]* and is incomplete"
-expect salvage_dump_partial_attested "durable up to LSN 3000"
+# How the damage is met depends on how `append` grouped the records (timing:
+# an ASan build groups differently): either recovery's finding quoted with the
+# dump's end, or the iterator's refusal naming the damaged block.
+expect salvage_dump_partial_msg "this dump ends at LSN [0-9]* and is incomplete\|damage to durable data"
+expect salvage_dump_partial_attested "durable up to LSN 3000\|block seq [0-9]* at offset [0-9]*: checksum mismatch"
 
 # Extra positional arguments and bad values are refused by name.
 for cmd in dump verify info recover; do

@@ -93,6 +93,11 @@ for prefix in file: fakepmr:; do
 	ok "user_file_kept_$prefix" [ "$(cat "$dir/user.txt")" = precious ]
 done
 
+# With --force, a file of odd size (not whole 4 KiB blocks) becomes a log.
+echo hello >"$dir/odd.txt"
+check odd_size_force 0 "$pmwal" create "$dir/odd.txt" --size 1M --force
+check odd_size_force_verify 0 "$pmwal" verify "$dir/odd.txt"
+
 if full=$(small_fs full 1M) && [ -n "$full" ]; then
 	# A mapped log over a sparse file on a full filesystem: refused at
 	# create and at open with the target and the size, never SIGBUS.

@@ -322,3 +322,33 @@ Test(sim, a_log_on_fakepmr_keeps_every_acked_record_in_every_image)
 {
 	crash_keeps_acked(PMWAL_SIM_FAKEPMR);
 }
+
+/* A medium freed while a log is open on it lives until the log closes; every
+ * call takes NULL without a crash. */
+Test(sim, free_while_a_log_is_open_waits_for_its_close_and_null_is_refused)
+{
+	struct pmwal_sim *s = make(PMWAL_SIM_NVME, 0, 0);
+	struct pmwal_options o = {.target = pmwal_sim_target(s),
+				  .flags = PMWAL_OPEN_CREATE,
+				  .capacity_bytes = MEDIUM_BYTES};
+	struct pmwal *w;
+	uint64_t lsn;
+
+	cr_assert_eq(pmwal_open(&o, &w), 0);
+	pmwal_sim_free(s);
+	cr_assert_eq(pmwal_append(w, "a", 1, &lsn), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+
+	cr_assert_null(pmwal_sim_target(NULL));
+	cr_assert_eq(pmwal_sim_events(NULL), 0);
+	cr_assert_eq(pmwal_sim_pending(NULL), 0);
+	pmwal_sim_crash_at(NULL, 1);
+	pmwal_sim_crash(NULL);
+	pmwal_sim_reset(NULL);
+	cr_assert_eq(pmwal_sim_crashed(NULL), 0);
+	cr_assert_eq(pmwal_sim_crash_images(NULL, NULL), 0);
+	cr_assert_eq(pmwal_sim_apply_image(NULL, 0), -EINVAL);
+	cr_assert_eq(pmwal_sim_damage(NULL, 0, 1, PMWAL_SIM_FLIP), -EINVAL);
+	cr_assert_eq(pmwal_sim_fault(NULL, NULL), -EINVAL);
+	cr_assert_null(pmwal_sim_durable(NULL));
+}

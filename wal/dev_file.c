@@ -400,6 +400,9 @@ static int zero_fill(int fd, uint64_t from, uint64_t to)
 	if (posix_memalign(&zero, WAL_BLOCK_BYTES, WAL_ZERO_CHUNK_BYTES))
 		return -ENOMEM;
 	memset(zero, 0, WAL_ZERO_CHUNK_BYTES);
+	/* O_DIRECT: from a block boundary (a file of odd size, created over
+	 * with --force, has its last partial block zeroed too). */
+	from &= ~(uint64_t)(WAL_BLOCK_BYTES - 1);
 	for (uint64_t off = from; off < to && rc == 0;) {
 		size_t len = to - off < WAL_ZERO_CHUNK_BYTES ? (size_t)(to - off)
 							     : WAL_ZERO_CHUNK_BYTES;

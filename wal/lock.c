@@ -96,7 +96,13 @@ int wal_lock_writer(const char *target, int *fd_out, char *err, size_t errlen)
 		if (rc == -EBUSY) {
 			long pid = lock_holder(fd);
 
-			if (pid > 0)
+			if (pid > 0 && pid == (long)getpid())
+				snprintf(err, errlen,
+					 "%s: log is open for writing by pid %ld (this "
+					 "process: another pmwal handle holds it); one "
+					 "writer at a time, close that handle first",
+					 target, pid);
+			else if (pid > 0)
 				snprintf(err, errlen,
 					 "%s: log is open for writing by pid %ld; one "
 					 "writer at a time (open it read-only to read "

@@ -64,6 +64,7 @@ struct pmwal_sim {
 	struct pmwal_sim_fault faults[SIM_FAULTS_MAX];
 	int nfaults;
 	int open_devs;
+	bool freed; /* pmwal_sim_free() came while a log was open: the last close frees */
 };
 
 /* A device on a medium: the medium outlives it. */
@@ -382,16 +383,23 @@ static int sim_read(struct wal_dev *dev, void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
+static void sim_release(struct pmwal_sim *s);
+
 static void sim_close(struct wal_dev *dev)
 {
 	struct sim_wdev *d = (struct sim_wdev *)dev;
 
 	if (!d)
 		return;
-	pthread_mutex_lock(&d->sim->mu);
-	d->sim->open_devs--;
-	pthread_mutex_unlock(&d->sim->mu);
+	struct pmwal_sim *s = d->sim;
+
+	pthread_mutex_lock(&s->mu);
+	bool last = --s->open_devs == 0 && s->freed;
+
+	pthread_mutex_unlock(&s->mu);
 	free(d);
+	if (last)
+		sim_release(s);
 }
 
 static const struct wal_dev_ops sim_mapped_ops = {
@@ -560,16 +568,26 @@ void pmwal_sim_free(struct pmwal_sim *sim)
 	if (*pp)
 		*pp = sim->next;
 	pthread_mutex_unlock(&registry_mu);
-	sim_release(sim);
+	/* A log still open on it keeps it alive (unnamed) until it closes. */
+	pthread_mutex_lock(&sim->mu);
+	bool busy = sim->open_devs > 0;
+
+	sim->freed = true;
+	pthread_mutex_unlock(&sim->mu);
+	if (!busy)
+		sim_release(sim);
 }
 
 const char *pmwal_sim_target(const struct pmwal_sim *sim)
 {
-	return sim->target;
+	return sim ? sim->target : NULL;
 }
 
 void pmwal_sim_reset(struct pmwal_sim *sim)
 {
+	if (!sim)
+		return;
+
 	pthread_mutex_lock(&sim->mu);
 	memset(sim->cur, 0, sim->size);
 	memset(sim->dur, 0, sim->size);
@@ -588,6 +606,9 @@ uint64_t pmwal_sim_events(struct pmwal_sim *sim)
 {
 	uint64_t n;
 
+	if (!sim)
+		return 0;
+
 	pthread_mutex_lock(&sim->mu);
 	n = sim->events;
 	pthread_mutex_unlock(&sim->mu);
@@ -598,6 +619,9 @@ uint64_t pmwal_sim_pending(struct pmwal_sim *sim)
 {
 	uint64_t n;
 
+	if (!sim)
+		return 0;
+
 	pthread_mutex_lock(&sim->mu);
 	n = sim->npend;
 	pthread_mutex_unlock(&sim->mu);
@@ -606,6 +630,9 @@ uint64_t pmwal_sim_pending(struct pmwal_sim *sim)
 
 void pmwal_sim_crash_at(struct pmwal_sim *sim, uint64_t n)
 {
+	if (!sim)
+		return;
+
 	pthread_mutex_lock(&sim->mu);
 	sim->crash_at = n;
 	pthread_mutex_unlock(&sim->mu);
@@ -613,6 +640,9 @@ void pmwal_sim_crash_at(struct pmwal_sim *sim, uint64_t n)
 
 void pmwal_sim_crash(struct pmwal_sim *sim)
 {
+	if (!sim)
+		return;
+
 	pthread_mutex_lock(&sim->mu);
 	if (!sim->dead)
 		power_loss(sim, sim->events);
@@ -623,6 +653,9 @@ int pmwal_sim_crashed(struct pmwal_sim *sim)
 {
 	int d;
 
+	if (!sim)
+		return 0;
+
 	pthread_mutex_lock(&sim->mu);
 	d = sim->dead;
 	pthread_mutex_unlock(&sim->mu);
@@ -632,6 +665,9 @@ int pmwal_sim_crashed(struct pmwal_sim *sim)
 uint64_t pmwal_sim_crash_images(struct pmwal_sim *sim, struct pmwal_sim_crash_info *info)
 {
 	uint64_t n = 0;
+
+	if (!sim)
+		return 0;
 
 	pthread_mutex_lock(&sim->mu);
 	if (sim->have_crash) {
@@ -680,6 +716,9 @@ int pmwal_sim_apply_image(struct pmwal_sim *sim, uint64_t index)
 	struct pmwal_sim *s = sim;
 	int rc = 0;
 
+	if (!sim)
+		return -EINVAL;
+
 	pthread_mutex_lock(&s->mu);
 	if (!s->have_crash) {
 		rc = -EINVAL;
@@ -719,6 +758,8 @@ out:
 
 int pmwal_sim_damage(struct pmwal_sim *sim, uint64_t off, uint64_t len, int kind)
 {
+	if (!sim)
+		return -EINVAL;
 	uint64_t rng = sim->o.seed ^ off;
 
 	if (!in_bounds(sim, off, len) || kind < PMWAL_SIM_FLIP || kind > PMWAL_SIM_GARBAGE)
@@ -740,6 +781,9 @@ int pmwal_sim_fault(struct pmwal_sim *sim, const struct pmwal_sim_fault *f)
 {
 	int rc = 0;
 
+	if (!sim || !f)
+		return -EINVAL;
+
 	if (!f || f->kind < PMWAL_SIM_FAIL || f->kind > PMWAL_SIM_READ_ERROR || f->err > 0 ||
 	    (f->kind == PMWAL_SIM_MISDIRECT && !in_bounds(sim, f->off, 0)))
 		return -EINVAL;
@@ -754,5 +798,8 @@ int pmwal_sim_fault(struct pmwal_sim *sim, const struct pmwal_sim_fault *f)
 
 const uint8_t *pmwal_sim_durable(struct pmwal_sim *sim)
 {
+	if (!sim)
+		return NULL;
+
 	return sim->dur;
 }

@@ -63,6 +63,7 @@ struct pmwal {
 	struct wal_dev *dev;
 	int lock_fd;	  /* the writer lock (lock.c), -1 if none */
 	struct wal_sb sb; /* as last written; head fields under mu */
+	bool sb_same;	  /* both copies on the medium are sb (after a write_sb) */
 	struct pmwal_report report;
 	uint32_t flags;
 	uint32_t policy;
@@ -223,24 +224,53 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 /* ---- superblock --------------------------------------------------------- */
 
 /*
+ * Which copy write_sb() must write first: the one that does not hold the
+ * newest valid state. Normally both copies are equal and copy 0 goes first,
+ * but after a crash tore one copy the other is the only valid one, and
+ * overwriting it first would leave no valid copy if power failed again
+ * inside that write (found by `pmwal crashtest`, a crash during recovery).
+ */
+static uint32_t sb_first_copy(struct pmwal *w)
+{
+	uint8_t *buf;
+	struct wal_sb a, b;
+	uint32_t first = 0;
+
+	if (w->sb_same || !(buf = wal_alloc_io(WAL_RING_OFFSET)))
+		return 0;
+	if (w->dev->ops->read(w->dev, buf, WAL_RING_OFFSET, 0) == 0 &&
+	    wal_sb_decode(buf, &a) == 0 &&
+	    (wal_sb_decode(buf + WAL_SB_BYTES, &b) != 0 || b.sb_seq < a.sb_seq))
+		first = 1;
+	free(buf);
+	return first;
+}
+
+/*
  * Writes @sb as the next superblock update (caller holds io_mu, or is the
- * only thread): copy 0 made durable, then copy 1. Only after both may the
- * caller use the new state (format.c, SUPERBLOCK).
+ * only thread): one copy made durable, then the other; the first is the one
+ * that does not hold the newest valid state (sb_first_copy), so at every
+ * moment one valid copy describes a state that was true. Only after both may
+ * the caller use the new state (format.c, SUPERBLOCK).
  */
 static int write_sb(struct pmwal *w, struct wal_sb *sb)
 {
 	uint8_t *buf = wal_alloc_io(WAL_SB_BYTES);
+	uint32_t first = sb_first_copy(w);
 	int rc = 0;
 
 	if (!buf)
 		return -ENOMEM;
 	sb->sb_seq++;
 	wal_sb_encode(sb, buf);
-	for (uint32_t copy = 0; copy < WAL_SB_COPIES && !rc; copy++) {
+	w->sb_same = false;
+	for (uint32_t k = 0; k < WAL_SB_COPIES && !rc; k++) {
+		uint32_t copy = (first + k) % WAL_SB_COPIES;
 		struct wal_io io = {buf, WAL_SB_BYTES, copy * WAL_SB_BYTES};
 
 		rc = w->dev->ops->commit(w->dev, &io, 1);
 	}
+	w->sb_same = rc == 0;
 	free(buf);
 	return rc;
 }

@@ -39,12 +39,15 @@
  *                              (>= head_lsn)
  *   104 3992 zero              (checked)
  *
- *   An update writes copy 0 and makes it durable, then copy 1, and only then
- *   uses the new state (a new epoch, reusable space after a release). So a
- *   crash or one damaged copy always leaves a copy describing a state that
- *   was true: both valid -> the higher sb_seq; one valid -> that one (if copy
- *   0 is the damaged one its update never completed, or copy 1 holds the
- *   same); two valid copies of different logs, or with one sb_seq but other
+ *   An update writes one copy and makes it durable, then the other, and only
+ *   then uses the new state (a new epoch, reusable space after a release).
+ *   The copy written first is the one that does not hold the newest valid
+ *   state (copy 0 when both are equal): after a crash tore one copy, the
+ *   other is the only valid one and is never overwritten first. So a crash
+ *   or one damaged copy always leaves a copy describing a state that was
+ *   true: both valid -> the higher sb_seq; one valid -> that one (the
+ *   damaged one's update never completed, or the other holds the same);
+ *   two valid copies of different logs, or with one sb_seq but other
  *   contents -> CORRUPT, never a guess. Superblocks are written at create,
  *   after recovery (new epoch, end = what recovery kept), at release (new
  *   head, end = the durable end) and at a clean close (CLOSED).

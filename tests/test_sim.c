@@ -438,3 +438,31 @@ Test(sim, a_crash_in_recovery_superblock_write_after_a_torn_copy_keeps_a_valid_c
 	cr_assert_eq(crashed, 0, "recovery made more than 64 events");
 	pmwal_sim_free(s);
 }
+
+/* Found by `pmwal crashtest --mode random` (nvme, seed 9): options with the
+ * buffered commit policy made a read-only open (and so pmwal_verify) start
+ * the background committer, which a read-only close never stopped: the close
+ * hung forever destroying the condition variable the committer waited on. */
+Test(sim, verify_and_read_only_opens_with_the_buffered_policy_return, .timeout = 20)
+{
+	struct pmwal_sim *s = make(PMWAL_SIM_NVME, 0, 0);
+	struct pmwal_options o = {.target = pmwal_sim_target(s),
+				  .capacity_bytes = MEDIUM_BYTES,
+				  .flags = PMWAL_OPEN_CREATE,
+				  .commit_policy = PMWAL_COMMIT_BUFFERED};
+	struct pmwal_report rep;
+	struct pmwal *w;
+	uint64_t lsn;
+
+	cr_assert_eq(pmwal_open(&o, &w), 0);
+	cr_assert_eq(pmwal_append(w, "abc", 3, &lsn), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+	o.flags = 0;
+	for (int i = 0; i < 20; i++)
+		cr_assert_eq(pmwal_verify(&o, &rep), 0);
+	cr_assert_eq(rep.records, 1);
+	o.flags = PMWAL_OPEN_READONLY;
+	cr_assert_eq(pmwal_open(&o, &w), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+	pmwal_sim_free(s);
+}

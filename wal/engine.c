@@ -1474,7 +1474,9 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev, int
 			goto fail;
 		}
 	}
-	if (opt->commit_policy == PMWAL_COMMIT_BUFFERED) {
+	/* A read-only handle writes nothing: no committer (its close, which
+	 * stops one, is the read-only path). */
+	if (opt->commit_policy == PMWAL_COMMIT_BUFFERED && !(opt->flags & PMWAL_OPEN_READONLY)) {
 		rc = start_committer(w);
 		if (rc)
 			goto fail;

@@ -14,6 +14,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_release(int argc, char **argv);
+int cmd_crashtest(int argc, char **argv); /* cmd_crashtest.c */
 int cmd_probe(int argc, char **argv);  /* pmr/probe.c */
 int cmd_bench(int argc, char **argv);  /* bench/ */
 int cmd_report(int argc, char **argv); /* bench/ */

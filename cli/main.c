@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"recover", cmd_recover, "run recovery (cut off an unacknowledged torn tail)"},
     {"info", cmd_info, "show superblock, geometry and durability mode"},
     {"release", cmd_release, "release records below an LSN (after a checkpoint)"},
+    {"crashtest", cmd_crashtest, "crash the log on simulated media and real writers; check"},
     {"probe", cmd_probe, "what a medium is and what it guarantees"},
     {"bench", cmd_bench, "device and log benchmarks (default suite without arguments)"},
     {"report", cmd_report, "HTML report with plots from bench JSON results"},
@@ -37,7 +38,7 @@ static void usage(FILE *f)
 		"(on-disk format %d)\n\ncommands:\n",
 		pmwal_version(), PMWAL_FORMAT_VERSION);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\ntargets: PATH (file or block device, io_uring + O_DIRECT), "
 		   "pmem:PATH, /dev/daxX.Y,\n         pmr:BDF (NVMe PMR), "
 		   "fakepmr:PATH (simulated PMR)\n"

@@ -187,6 +187,10 @@ static uint64_t rnd_below(uint64_t *s, uint64_t n)
 #define KEY_MAX	   (1ull << 47)
 #define KEY_SMALL  (1ull << 46) /* at most 2000 bytes (batches) */
 
+/* Records are at most REC_MAX_BASE + 99 bytes (wl_draw): ct->buf holds one. */
+#define REC_MAX_BASE (4024u * 3)
+#define REC_BUF_BYTES (REC_MAX_BASE + 128)
+
 static uint64_t key_single(uint32_t gen, uint64_t lsn)
 {
 	return (uint64_t)gen << 48 | lsn;
@@ -269,7 +273,13 @@ struct model {
 	uint32_t dflt_gen;
 };
 
-static struct mrec *model_at(struct model *m, uint64_t lsn)
+/*
+ * The model is shared by the workload's threads and the log's completion
+ * callbacks (which run on the committer thread): every model_* call takes
+ * m->mu itself, and m_* are the unlocked parts they are built from. Checks
+ * read the model only after every handle is closed.
+ */
+static struct mrec *m_at(struct model *m, uint64_t lsn)
 {
 	if (lsn >= m->n) {
 		uint64_t n = m->n ? m->n : 1024;
@@ -287,6 +297,14 @@ static struct mrec *model_at(struct model *m, uint64_t lsn)
 	return &m->r[lsn];
 }
 
+static void m_ack(struct model *m, uint64_t lsn)
+{
+	struct mrec *r = m_at(m, lsn);
+	r->st = ST_ACKED;
+	if (lsn > m->acked_max)
+		m->acked_max = lsn;
+}
+
 static void model_init(struct model *m, uint64_t seed, uint32_t rec_max)
 {
 	free(m->r);
@@ -301,37 +319,58 @@ static void model_init(struct model *m, uint64_t seed, uint32_t rec_max)
 /* A callback may report a record durable before its appender records it. */
 static void model_submit(struct model *m, uint64_t lsn, uint64_t key)
 {
-	struct mrec *r = model_at(m, lsn);
+	pthread_mutex_lock(&m->mu);
+	struct mrec *r = m_at(m, lsn);
 	r->key = key;
 	if (r->st != ST_ACKED)
 		r->st = ST_SUBMITTED;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* The append of @lsn was refused: it was never the log's. */
+static void model_unsubmit(struct model *m, uint64_t lsn)
+{
+	pthread_mutex_lock(&m->mu);
+	m_at(m, lsn)->st = ST_NONE;
+	pthread_mutex_unlock(&m->mu);
 }
 
 static void model_ack(struct model *m, uint64_t lsn)
 {
-	struct mrec *r = model_at(m, lsn);
-	r->st = ST_ACKED;
-	if (lsn > m->acked_max)
-		m->acked_max = lsn;
+	pthread_mutex_lock(&m->mu);
+	m_ack(m, lsn);
+	pthread_mutex_unlock(&m->mu);
 }
 
 /* Everything up to @lsn that was submitted is acknowledged. */
 static void model_ack_upto(struct model *m, uint64_t lsn)
 {
+	pthread_mutex_lock(&m->mu);
 	for (uint64_t l = m->unacked_from; l <= lsn; l++)
 		if (l < m->n && m->r[l].st == ST_SUBMITTED)
-			model_ack(m, l);
+			m_ack(m, l);
 	if (lsn + 1 > m->unacked_from)
 		m->unacked_from = lsn + 1;
+	pthread_mutex_unlock(&m->mu);
+}
+
+static uint64_t model_acked_max(struct model *m)
+{
+	pthread_mutex_lock(&m->mu);
+	uint64_t a = m->acked_max;
+	pthread_mutex_unlock(&m->mu);
+	return a;
 }
 
 /* An open returned: LSNs at or past @next were never written durably by any
  * acked call; forget what was submitted there (it will be reused). */
 static void model_forget_from(struct model *m, uint64_t next)
 {
+	pthread_mutex_lock(&m->mu);
 	for (uint64_t l = next; l < m->n; l++)
 		if (m->r[l].st == ST_SUBMITTED)
 			m->r[l].st = ST_NONE;
+	pthread_mutex_unlock(&m->mu);
 }
 
 /* ---- the campaign context -------------------------------------------------- */
@@ -358,6 +397,7 @@ struct ct {
 	uint8_t *buf;	  /* one record */
 	double t0;
 	bool fault_mode;  /* damage was injected: loss must come with CORRUPT */
+	bool fault_armed; /* a device fault is armed: the workload may fail */
 };
 
 static double now_s(void)
@@ -432,7 +472,7 @@ static struct wl wl_draw(uint64_t seed, uint64_t ops, uint32_t max_threads)
 	struct wl p = {.seed = seed, .ops = (uint32_t)ops};
 
 	p.cap_blocks = caps[rnd_below(&s, 4)];
-	p.rec_max = 4024 * 3 + (uint32_t)rnd_below(&s, 100);
+	p.rec_max = REC_MAX_BASE + (uint32_t)rnd_below(&s, 100);
 	p.group_bytes_max = groups[rnd_below(&s, 4)];
 	p.policy = rnd_below(&s, 4) == 0 ? PMWAL_COMMIT_BUFFERED : PMWAL_COMMIT_DURABLE;
 	p.threads = max_threads > 1 ? 1 + (uint32_t)rnd_below(&s, max_threads) : 1;
@@ -448,6 +488,7 @@ struct wstate {
 	uint64_t next; /* the LSN the next append gets */
 	bool failed;   /* a call failed: the handle must fail stop */
 	int fail_rc;
+	const char *fail_what; /* the call that failed */
 };
 
 /* An acknowledgement by a synchronous call: nothing may still be volatile. */
@@ -466,9 +507,7 @@ static void on_durable(void *arg, uint64_t lsn, int status)
 
 	if (status)
 		return;
-	pthread_mutex_lock(&m->mu);
 	model_ack(m, lsn);
-	pthread_mutex_unlock(&m->mu);
 }
 
 /* Open (or create) the log; on success the model learns where it resumes. */
@@ -482,15 +521,17 @@ static int w_open(struct wstate *s, bool create)
 	if (rc) {
 		s->failed = true;
 		s->fail_rc = rc;
+		s->fail_what = "open";
 		return rc;
 	}
 	if (create)
 		s->m->created = true;
 	pmwal_stat(s->w, &info);
-	if (info.next_lsn <= s->m->acked_max)
+	uint64_t acked = model_acked_max(s->m);
+	if (info.next_lsn <= acked)
 		fail(s->ct, C_lsn_reuse,
 		     "reopen in the workload: next LSN %" PRIu64 " but LSN %" PRIu64 " was acked",
-		     info.next_lsn, s->m->acked_max);
+		     info.next_lsn, acked);
 	/* What recovery kept is the log's from now on: it must stay. */
 	model_forget_from(s->m, info.next_lsn);
 	model_ack_upto(s->m, info.next_lsn - 1);
@@ -500,9 +541,9 @@ static int w_open(struct wstate *s, bool create)
 
 static bool w_error(struct wstate *s, int rc, const char *what)
 {
-	(void)what;
 	s->failed = true;
 	s->fail_rc = rc;
+	s->fail_what = what;
 	return false;
 }
 
@@ -519,15 +560,16 @@ static bool w_release(struct wstate *s, uint64_t lsn)
 	return true;
 }
 
-/* Make room after PMWAL_EFULL: sync, then release all but a few records (or
- * everything). */
-static bool w_make_room(struct wstate *s, uint64_t *r)
+/* Make room after PMWAL_EFULL: sync, then release all but a few records, or
+ * everything when @all (a ring of a few blocks cannot keep two of the largest
+ * records and take a third). */
+static bool w_make_room(struct wstate *s, uint64_t *r, bool all)
 {
 	int rc = pmwal_sync(s->w);
 	if (rc)
 		return w_error(s, rc, "sync");
 	sync_ack(s, s->next - 1);
-	uint64_t keep = rnd_below(r, 3);
+	uint64_t keep = all ? 0 : rnd_below(r, 3);
 	uint64_t to = s->next > keep ? s->next - keep : s->next;
 	if (to < s->m->head_lo)
 		to = s->m->head_lo;
@@ -547,14 +589,14 @@ static bool w_append1(struct wstate *s, uint64_t *r, uint64_t flags)
 		model_submit(m, s->next, key);
 		int rc = pmwal_append(s->w, s->ct->buf, len, &lsn);
 		if (rc == PMWAL_EFULL && tries < 2) {
-			model_at(m, s->next)->st = ST_NONE;
-			if (!w_make_room(s, r))
+			model_unsubmit(m, s->next);
+			if (!w_make_room(s, r, tries > 0))
 				return false;
 			continue;
 		}
 		if (rc) {
 			if (rc == PMWAL_EFULL)
-				model_at(m, s->next)->st = ST_NONE;
+				model_unsubmit(m, s->next);
 			return w_error(s, rc, "append");
 		}
 		break;
@@ -592,8 +634,8 @@ static bool w_appendv(struct wstate *s, uint64_t *r)
 		free(bufs[i]);
 	if (rc == PMWAL_EFULL) {
 		for (int i = 0; i < count; i++)
-			model_at(m, s->next + i)->st = ST_NONE;
-		return w_make_room(s, r);
+			model_unsubmit(m, s->next + i);
+		return w_make_room(s, r, false);
 	}
 	if (rc)
 		return w_error(s, rc, "appendv");
@@ -619,15 +661,11 @@ static bool w_async(struct wstate *s, uint64_t *r)
 		uint64_t key = key_single(m->gen, s->next);
 		uint32_t len = rec_len(m->seed, key, m->rec_max);
 		rec_fill(s->ct->buf, len, m->seed, key);
-		pthread_mutex_lock(&m->mu);
 		model_submit(m, s->next, key);
-		pthread_mutex_unlock(&m->mu);
 		int rc = pmwal_append_async(s->w, s->ct->buf, len, on_durable, m, &lsn);
 		if (rc == PMWAL_EFULL) {
-			pthread_mutex_lock(&m->mu);
-			model_at(m, s->next)->st = ST_NONE;
-			pthread_mutex_unlock(&m->mu);
-			return w_make_room(s, r);
+			model_unsubmit(m, s->next);
+			return w_make_room(s, r, false);
 		}
 		if (rc)
 			return w_error(s, rc, "append_async");
@@ -642,9 +680,7 @@ static bool w_async(struct wstate *s, uint64_t *r)
 	int rc = rnd_below(r, 2) ? pmwal_wait(s->w, lsn) : pmwal_sync(s->w);
 	if (rc)
 		return w_error(s, rc, "wait");
-	pthread_mutex_lock(&m->mu);
 	sync_ack(s, lsn);
-	pthread_mutex_unlock(&m->mu);
 	return true;
 }
 
@@ -711,11 +747,12 @@ static void wl_run(struct ct *ct, struct model *m, bool close_clean)
 				fail(ct, C_ordering_violations,
 				     "durable LSN %" PRIu64 " ahead of the next LSN %" PRIu64, dur,
 				     s.next);
-			pthread_mutex_lock(&m->mu);
 			model_ack_upto(m, dur < s.next ? dur : s.next - 1);
-			pthread_mutex_unlock(&m->mu);
 		}
 	}
+	if (s.failed && ct->o->verbose)
+		fprintf(stderr, "  %s: %s failed: %s\n", ct->where, s.fail_what,
+			pmwal_strerror(s.fail_rc));
 	if (s.failed && s.w) {
 		/* I7: the handle fails stop. Nothing more is acknowledged. */
 		uint64_t lsn;
@@ -724,12 +761,13 @@ static void wl_run(struct ct *ct, struct model *m, bool close_clean)
 			if (pmwal_append(s.w, "x", 1, &lsn) == 0 &&
 			    ct->p.policy == PMWAL_COMMIT_DURABLE) {
 				fail(ct, C_acked_after_error,
-				     "append acked LSN %" PRIu64 " after %s", lsn, pmwal_strerror(was));
+				     "append acked LSN %" PRIu64 " after %s failed: %s", lsn,
+				     s.fail_what, pmwal_strerror(was));
 				model_submit(m, lsn, key_single(m->gen, lsn));
 			}
-			if (pmwal_sync(s.w) == 0 && s.next > m->acked_max + 1)
-				fail(ct, C_acked_after_error, "sync succeeded after %s",
-				     pmwal_strerror(was));
+			if (pmwal_sync(s.w) == 0 && s.next > model_acked_max(m) + 1)
+				fail(ct, C_acked_after_error, "sync succeeded after %s failed: %s",
+				     s.fail_what, pmwal_strerror(was));
 		}
 		pmwal_close(s.w);
 		s.w = NULL;
@@ -737,17 +775,62 @@ static void wl_run(struct ct *ct, struct model *m, bool close_clean)
 	if (s.w) {
 		if (close_clean) {
 			int rc = pmwal_close(s.w);
+			if (ct->o->verbose && rc)
+				fprintf(stderr, "  %s: close: %s\n", ct->where, pmwal_strerror(rc));
 			if (rc == 0)
 				sync_ack(&s, s.next - 1);
-			else if (!ct->fault_mode && !pmwal_sim_crashed(ct->sim))
+			else if (!ct->fault_mode && !ct->fault_armed && !pmwal_sim_crashed(ct->sim))
 				fail(ct, C_harness_errors, "clean close failed: %s", pmwal_strerror(rc));
 		} else {
 			pmwal_close(s.w);
 		}
 	}
-	if (s.failed && !ct->fault_mode && ct->sim && !pmwal_sim_crashed(ct->sim))
+	if (s.failed && !ct->fault_mode && !ct->fault_armed && ct->sim &&
+	    !pmwal_sim_crashed(ct->sim))
 		fail(ct, C_harness_errors, "workload failed with no crash: %s",
 		     pmwal_strerror(s.fail_rc));
+}
+
+/* Open the log again and append (no release) until two thirds of the ring
+ * hold live records, so that at-rest damage has blocks to hit, across the
+ * ring's wrap. Returns false when the log would not open or take records. */
+static bool wl_fill(struct ct *ct, struct model *m)
+{
+	struct wstate s = {.ct = ct, .m = m};
+	struct pmwal_info info;
+	bool ok = false;
+
+	if (w_open(&s, false))
+		return false;
+	for (int i = 0; i < 1000; i++) {
+		pmwal_stat(s.w, &info);
+		if (info.used_blocks * 3 >= info.capacity_blocks * 2) {
+			ok = true;
+			break;
+		}
+		uint64_t key = key_single(m->gen, s.next) | KEY_SMALL, lsn;
+		uint32_t len = rec_len(m->seed, key, m->rec_max);
+		rec_fill(ct->buf, len, m->seed, key);
+		model_submit(m, s.next, key);
+		int rc = pmwal_append(s.w, ct->buf, len, &lsn);
+		if (rc == PMWAL_EFULL) {
+			model_unsubmit(m, s.next);
+			ok = true;
+			break;
+		}
+		if (rc || lsn != s.next)
+			break;
+		s.next++;
+		fig(ct, F_records_appended, 1);
+		sync_ack(&s, lsn);
+	}
+	if (pmwal_close(s.w))
+		ok = false;
+	if (ok)
+		sync_ack(&s, s.next - 1);
+	else
+		fail(ct, C_harness_errors, "could not fill the log for the fault campaign");
+	return ok;
 }
 
 /* ---- the threaded workload (random mode) ------------------------------------- */
@@ -781,26 +864,20 @@ static void *wl_thread(void *arg)
 		if (d < 70) {
 			rc = pmwal_append(t->w, buf, len, &lsn);
 			if (rc == 0) {
-				pthread_mutex_lock(&m->mu);
 				model_submit(m, lsn, key);
 				if (t->ct->p.policy == PMWAL_COMMIT_DURABLE)
 					model_ack(m, lsn);
-				pthread_mutex_unlock(&m->mu);
 			}
 		} else {
 			/* No lock held across the call: its callback takes it. */
 			rc = pmwal_append_async(t->w, buf, len, on_durable, m, &lsn);
 			if (rc == 0) {
-				pthread_mutex_lock(&m->mu);
 				model_submit(m, lsn, key);
-				pthread_mutex_unlock(&m->mu);
 			}
 			if (rc == 0 && d < 85) {
 				rc = pmwal_wait(t->w, lsn);
 				if (rc == 0) {
-					pthread_mutex_lock(&m->mu);
 					model_ack(m, lsn);
-					pthread_mutex_unlock(&m->mu);
 				}
 			}
 		}
@@ -856,11 +933,7 @@ static void wl_run_threads(struct ct *ct, struct model *m)
 	for (uint32_t i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	uint64_t dur = pmwal_durable_lsn(w);
-	pthread_mutex_lock(&m->mu);
-	for (uint64_t l = 1; l <= dur && l < m->n; l++)
-		if (m->r[l].st == ST_SUBMITTED)
-			model_ack(m, l);
-	pthread_mutex_unlock(&m->mu);
+	model_ack_upto(m, dur);
 	pmwal_close(w);
 }
 
@@ -976,6 +1049,10 @@ static void scan_log(struct ct *ct, struct model *m, const struct overlay *ov, s
 	pmwal_iter_close(it);
 	if (rc < 0) {
 		sc->iter_error = true;
+		/* Under injected damage or read errors a loud error is a detection;
+		 * after a crash alone it is a loss. */
+		if (ct->fault_mode)
+			return;
 		fail(ct, C_records_lost, "iteration stopped after LSN %" PRIu64 ": %s", sc->last,
 		     pmwal_strerror(rc));
 	}
@@ -1248,6 +1325,11 @@ static void run_random(struct ct *ct)
 			break;
 		ct->p = wl_draw(base + k, ct->o->ops, ct->o->threads);
 		uint64_t rs = ct->p.seed;
+		/* A medium seeded by the round: --seed S --count 1 replays round S. */
+		pmwal_sim_free(ct->sim);
+		ct->sim = NULL;
+		if (sim_open(ct))
+			break;
 		/* The crash point: anywhere in the run, sized by a dry run. */
 		pmwal_sim_reset(ct->sim);
 		model_init(&m, ct->p.seed, ct->p.rec_max);
@@ -1302,7 +1384,8 @@ static int read_layout(struct ct *ct, struct layout *L)
 }
 
 /* The LSN recovery must name for damage to the live block at @seq: the
- * record in progress at the block's first payload byte. */
+ * record in progress at the block's first payload byte, or the head LSN when
+ * that record was released (the head block may begin inside one). */
 static uint64_t block_lsn(const struct layout *L, uint64_t seq, uint64_t *off)
 {
 	struct wal_block_hdr h;
@@ -1310,9 +1393,10 @@ static uint64_t block_lsn(const struct layout *L, uint64_t seq, uint64_t *off)
 
 	*off = wal_slot_offset(slot);
 	wal_block_decode_hdr(L->img + *off, &h);
-	if (h.first_rec != WAL_NO_RECORD && h.first_rec > 0)
-		return h.first_lsn - 1; /* the block starts inside the previous record */
-	return h.first_lsn;
+	uint64_t lsn = h.first_rec != WAL_NO_RECORD && h.first_rec > 0
+			   ? h.first_lsn - 1 /* the block starts inside the previous record */
+			   : h.first_lsn;
+	return lsn > L->sb.head_lsn ? lsn : L->sb.head_lsn;
 }
 
 /* Verify and strict-open the damaged image: CORRUPT at @want_off and
@@ -1473,6 +1557,8 @@ static void run_device_faults(struct ct *ct, struct model *m, uint64_t events, u
 				/* Build the log, then make one live block unreadable. */
 				ct->fault_mode = false;
 				wl_run(ct, m, true);
+				if (!wl_fill(ct, m))
+					return;
 				struct layout L = {0};
 				if (read_layout(ct, &L))
 					return;
@@ -1511,7 +1597,11 @@ static void run_device_faults(struct ct *ct, struct model *m, uint64_t events, u
 			pmwal_sim_fault(ct->sim, &fl);
 			fig(ct, f, 1);
 			ct->fault_mode = kind != PMWAL_SIM_FAIL;
+			ct->fault_armed = true;
 			wl_run(ct, m, true);
+			ct->fault_armed = false;
+			/* One that the workload never reached must not fire in the check. */
+			pmwal_sim_clear_faults(ct->sim);
 			if (kind == PMWAL_SIM_FAIL) {
 				check_image(ct, m, true);
 			} else {
@@ -1521,7 +1611,20 @@ static void run_device_faults(struct ct *ct, struct model *m, uint64_t events, u
 				struct pmwal_options o = log_opts(ct, 0);
 				struct pmwal_report rep;
 				struct pmwal *w;
-				if (pmwal_verify(&o, &rep) == 0 && rep.verdict != PMWAL_CORRUPT &&
+				int vrc = pmwal_verify(&o, &rep);
+				if (ct->o->verbose) {
+					struct wal_sb a, b;
+					const uint8_t *d = pmwal_sim_durable(ct->sim);
+					int ra = wal_sb_decode(d, &a), rb = wal_sb_decode(d + 4096, &b);
+					fprintf(stderr, "  sb0 %d seq %" PRIu64 " head %" PRIu64 "/%" PRIu64 " end %" PRIu64 "/%" PRIu64 " fl %u; sb1 %d seq %" PRIu64 " head %" PRIu64 "/%" PRIu64 " end %" PRIu64 "/%" PRIu64 " fl %u; events %" PRIu64 "\n",
+						ra, a.sb_seq, a.head_seq, a.head_lsn, a.end_seq, a.end_lsn, a.flags, rb, b.sb_seq, b.head_seq, b.head_lsn, b.end_seq, b.end_lsn, b.flags, pmwal_sim_events(ct->sim));
+				}
+				if (ct->o->verbose)
+					fprintf(stderr, "  %s: verify %d verdict %d records %" PRIu64
+						"..%" PRIu64 " hint %" PRIu64 ": %s\n", ct->where, vrc,
+						rep.verdict, rep.first_lsn, rep.last_lsn,
+						rep.durable_hint, rep.detail);
+				if (vrc == 0 && rep.verdict != PMWAL_CORRUPT &&
 				    open_timed(ct, &o, &w) == 0) {
 					struct scan sc;
 					scan_log(ct, m, NULL, w, &sc);
@@ -1545,6 +1648,10 @@ static void run_faults(struct ct *ct)
 	set_where(ct, "building the log");
 	wl_run(ct, &m, true);
 	uint64_t events = pmwal_sim_events(ct->sim);
+	if (!wl_fill(ct, &m)) {
+		free(m.r);
+		return;
+	}
 	ct->fault_mode = true;
 	run_damage(ct, &m, &rs);
 	ct->fault_mode = false;
@@ -1588,7 +1695,11 @@ static void kill_child(struct ct *ct, int fd, uint32_t gen)
 		uint32_t len = rec_len(ct->p.seed, key, ct->p.rec_max);
 		rec_fill(ct->buf, len, ct->p.seed, key);
 		int rc = pmwal_append(w, ct->buf, len, &lsn);
-		if (rc == PMWAL_EFULL || rnd_below(&r, 50) == 0) {
+		if (rc == 0) {
+			put_msg(fd, MSG_ACKED, lsn);
+			next = lsn + 1;
+		}
+		if (rc == PMWAL_EFULL || (rc == 0 && rnd_below(&r, 50) == 0)) {
 			uint64_t to = next - rnd_below(&r, 4);
 			if (to < head)
 				to = head;
@@ -1601,8 +1712,6 @@ static void kill_child(struct ct *ct, int fd, uint32_t gen)
 		}
 		if (rc)
 			_exit(5);
-		put_msg(fd, MSG_ACKED, lsn);
-		next = lsn + 1;
 	}
 }
 
@@ -1742,7 +1851,7 @@ static void run_kill(struct ct *ct)
 
 static void campaign(struct ct *ct)
 {
-	ct->buf = malloc(ct->p.rec_max + 16);
+	ct->buf = malloc(REC_BUF_BYTES);
 	ct->t0 = now_s();
 	if (ct->mode != M_KILL && sim_open(ct))
 		_exit(1);

@@ -1265,6 +1265,35 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 		seq = end_seq;
 	} else {
 		rc = wal_locate(w->dev, &w->sb, w->head_seq, end_seq, lsn, &seq);
+		if (rc && rc != -ENOMEM) {
+			/* Damage to durable blocks (a lost or misdirected write),
+			 * or a device that cannot read them back. The handle fails
+			 * stop: nothing more is acknowledged. The superblock is
+			 * made to attest what was durable (head unchanged), so
+			 * that recovery calls the damage CORRUPT instead of
+			 * cutting the acked records off as a torn tail. */
+			struct wal_sb sb = w->sb;
+
+			sb.end_seq = end_seq;
+			sb.end_lsn = end_lsn;
+			int src = write_sb(w, &sb);
+
+			pthread_mutex_lock(&w->mu);
+			if (src == 0) {
+				w->sb.sb_seq = sb.sb_seq;
+				w->sb.end_seq = sb.end_seq;
+				w->sb.end_lsn = sb.end_lsn;
+			}
+			if (!w->failed)
+				w->failed = rc;
+			wake_all(w);
+			pthread_mutex_unlock(&w->mu);
+			set_err(w,
+				"%s: finding LSN %llu to release: %s; the log is closed for "
+				"writing, run `pmwal verify` on it",
+				w->target, (unsigned long long)lsn, pmwal_strerror(rc));
+			goto out;
+		}
 		if (rc) {
 			set_err(w, "%s: finding LSN %llu to release: %s", w->target,
 				(unsigned long long)lsn, pmwal_strerror(rc));

@@ -483,9 +483,13 @@ struct pmwal_sim_fault {
 };
 
 /* Arm one fault (up to 8 at once, until pmwal_sim_reset()). LOST and
- * MISDIRECT apply to write and store events only. Returns 0, -EINVAL,
- * -ENOSPC (8 armed already). */
+ * MISDIRECT apply to write and store events only. Returns 0, -EINVAL (an
+ * unknown kind, a positive err, a MISDIRECT target or READ_ERROR range that
+ * is empty or not inside the medium), -ENOSPC (8 armed already). */
 int pmwal_sim_fault(struct pmwal_sim *sim, const struct pmwal_sim_fault *f);
+
+/* Disarm every fault that has not fired (what one did stays done). */
+void pmwal_sim_clear_faults(struct pmwal_sim *sim);
 
 /* The durable image (size_bytes), for checks; valid until the next call. */
 const uint8_t *pmwal_sim_durable(struct pmwal_sim *sim);

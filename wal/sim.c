@@ -784,8 +784,9 @@ int pmwal_sim_fault(struct pmwal_sim *sim, const struct pmwal_sim_fault *f)
 	if (!sim || !f)
 		return -EINVAL;
 
-	if (!f || f->kind < PMWAL_SIM_FAIL || f->kind > PMWAL_SIM_READ_ERROR || f->err > 0 ||
-	    (f->kind == PMWAL_SIM_MISDIRECT && !in_bounds(sim, f->off, 0)))
+	if (f->kind < PMWAL_SIM_FAIL || f->kind > PMWAL_SIM_READ_ERROR || f->err > 0 ||
+	    (f->kind == PMWAL_SIM_MISDIRECT && !in_bounds(sim, f->off, 0)) ||
+	    (f->kind == PMWAL_SIM_READ_ERROR && (!f->len || !in_bounds(sim, f->off, f->len))))
 		return -EINVAL;
 	pthread_mutex_lock(&sim->mu);
 	if (sim->nfaults == SIM_FAULTS_MAX)
@@ -794,6 +795,15 @@ int pmwal_sim_fault(struct pmwal_sim *sim, const struct pmwal_sim_fault *f)
 		sim->faults[sim->nfaults++] = *f;
 	pthread_mutex_unlock(&sim->mu);
 	return rc;
+}
+
+void pmwal_sim_clear_faults(struct pmwal_sim *sim)
+{
+	if (!sim)
+		return;
+	pthread_mutex_lock(&sim->mu);
+	sim->nfaults = 0;
+	pthread_mutex_unlock(&sim->mu);
 }
 
 const uint8_t *pmwal_sim_durable(struct pmwal_sim *sim)

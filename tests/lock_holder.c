@@ -4,11 +4,61 @@
  * appends one record, writes "x" to stdout and waits to be killed. A program
  * of its own (spawned, not forked from a Criterion worker) so that it shares
  * nothing with the test runner but the log.
+ *
+ * With "flood" after TARGET it instead keeps large groups in flight (async
+ * appends of 1 MiB records, never waiting), so that a SIGKILL finds writes
+ * the kernel has not finished.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "pmwal.h"
+
+static void on_durable(void *arg, uint64_t lsn, int status)
+{
+	(void)arg;
+	(void)lsn;
+	(void)status;
+}
+
+static int flood(struct pmwal_options *o, char *err)
+{
+	struct pmwal *w;
+	size_t len = 1u << 20;
+	uint8_t *rec = malloc(len);
+	uint64_t lsn;
+	int said = 0;
+
+	o->group_bytes_max = 8u << 20;
+	int rc = rec ? pmwal_open(o, &w) : -ENOMEM;
+
+	if (rc) {
+		fprintf(stderr, "lock_holder: %s: %s (%s)\n", o->target, pmwal_strerror(rc), err);
+		return 1;
+	}
+	for (uint64_t i = 0;; i++) {
+		memset(rec, (int)(i & 0xff), len);
+		rc = pmwal_append_async(w, rec, len, on_durable, NULL, &lsn);
+		if (rc == PMWAL_EFULL) {
+			uint64_t d = pmwal_durable_lsn(w);
+			rc = d ? pmwal_release(w, d + 1) : 0;
+		}
+		if (rc) {
+			fprintf(stderr, "lock_holder: flood: %s (%s)\n", pmwal_strerror(rc),
+				pmwal_errmsg(w));
+			return 1;
+		}
+		if (!said && pmwal_durable_lsn(w) > 0) {
+			said = 1;
+			if (write(1, "x", 1) != 1)
+				return 1;
+		}
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -16,11 +66,13 @@ int main(int argc, char **argv)
 	struct pmwal_options o = {0};
 	struct pmwal *w;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: lock_holder TARGET\n");
+	if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "flood"))) {
+		fprintf(stderr, "usage: lock_holder TARGET [flood]\n");
 		return 2;
 	}
 	o.target = argv[1];
+	if (argc == 3)
+		return flood(&o, err);
 	o.errmsg_buf = err;
 	o.errmsg_len = sizeof(err);
 	int rc = pmwal_open(&o, &w);

@@ -7,6 +7,8 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -69,13 +71,13 @@ static struct pmwal *open_or_skip(uint32_t flags)
  * would share the runner's state) opens the log for writing, appends one
  * record, says so on a pipe and waits to be killed. Returns its pid.
  */
-static pid_t writer_child(void)
+static pid_t writer_child_mode(const char *mode)
 {
 	int p[2];
 	char c;
 	pid_t pid;
 	posix_spawn_file_actions_t fa;
-	char *argv[] = {PMWAL_LOCK_HOLDER, target, NULL};
+	char *argv[] = {PMWAL_LOCK_HOLDER, target, (char *)mode, NULL};
 
 	cr_assert_eq(pipe(p), 0);
 	cr_assert_eq(posix_spawn_file_actions_init(&fa), 0);
@@ -95,6 +97,11 @@ static pid_t writer_child(void)
 		cr_assert_fail("the writer child did not start (see its stderr)");
 	}
 	return pid;
+}
+
+static pid_t writer_child(void)
+{
+	return writer_child_mode(NULL);
 }
 
 /* The whole story on one target: create, second writers refused, readers
@@ -175,6 +182,74 @@ Test(lock, second_writer_on_a_fake_pmr_is_refused_and_the_lock_dies_with_its_hol
 	fclose(f);
 	snprintf(target, sizeof(target), "fakepmr:%s", path);
 	second_writer_story();
+}
+
+/* The log file's bytes, read past the page cache. */
+static uint8_t *read_direct(const char *path, size_t len)
+{
+	uint8_t *buf = NULL;
+	int fd = open(path, O_RDONLY | O_DIRECT);
+
+	cr_assert_geq(fd, 0, "open %s: %s", path, strerror(errno));
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, len), 0);
+	cr_assert_eq(pread(fd, buf, len, 0), (ssize_t)len);
+	close(fd);
+	return buf;
+}
+
+/*
+ * A writer SIGKILLed with writes in flight: the kernel finishes (or fails)
+ * them after the process is gone, so the lock must stay held until they have
+ * landed, or a standby taking over could recover, write its own blocks, and
+ * have them overwritten by the dead writer's late group. Ten kills, each
+ * with 8 MiB groups in flight; the moment the lock is free, the file must
+ * never change again.
+ */
+Test(lock, a_killed_writer_holds_the_lock_until_its_writes_have_landed,
+     .init = setup_disk, .fini = teardown, .timeout = 120)
+{
+	size_t bytes = 64u << 20;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/log", dir);
+	snprintf(target, sizeof(target), "%s", path);
+	struct pmwal_options o = opts(PMWAL_OPEN_CREATE);
+	struct pmwal *w;
+
+	o.capacity_bytes = bytes;
+	cr_assert_eq(pmwal_open(&o, &w), 0, "create: %s", errbuf);
+	cr_assert_eq(pmwal_close(w), 0);
+	for (int round = 0; round < 10; round++) {
+		pid_t child = writer_child_mode("flood");
+
+		usleep(20000 + 7000 * round);
+		kill(child, SIGKILL);
+		/* Take the writer lock the moment it is free, as a standby would. */
+		int fd = open(path, O_RDWR);
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1};
+
+		cr_assert_geq(fd, 0);
+		for (int i = 0; fcntl(fd, F_OFD_SETLK, &fl) != 0; i++) {
+			cr_assert(errno == EAGAIN || errno == EACCES, "lock: %s", strerror(errno));
+			cr_assert_lt(i, 1000000, "the lock was never freed");
+		}
+		uint8_t *a = read_direct(path, bytes);
+
+		waitpid(child, NULL, 0);
+		usleep(300000);
+		uint8_t *b = read_direct(path, bytes);
+		size_t at = 0;
+
+		while (at < bytes && a[at] == b[at])
+			at++;
+		cr_assert_eq(at, bytes,
+			     "round %d: byte %zu of the log changed after the killed writer's "
+			     "lock was free (its in-flight writes landed late)",
+			     round, at);
+		free(a);
+		free(b);
+		close(fd); /* the lock goes with it */
+	}
 }
 
 Test(lock, target_path_names_the_file_every_target_form_lives_in)

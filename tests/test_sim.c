@@ -466,3 +466,63 @@ Test(sim, verify_and_read_only_opens_with_the_buffered_policy_return, .timeout =
 	cr_assert_eq(pmwal_close(w), 0);
 	pmwal_sim_free(s);
 }
+
+/*
+ * A write the medium acknowledged but lost, in the last group: nothing on the
+ * medium shows it until a release's search reads that block back. Then the
+ * handle must fail stop (nothing more acknowledged), and the superblock must
+ * be made to attest what was durable, so that recovery calls the damage
+ * CORRUPT at its LSN instead of cutting the acked record off as a torn tail
+ * (found by `pmwal crashtest --mode faults --seed 11`: CLEAN, LSN 61 gone).
+ */
+static void lost_tail_write_found_by_release(uint32_t medium)
+{
+	struct pmwal_sim *s = make(medium, 0, 0);
+	struct pmwal_options o = {.target = pmwal_sim_target(s),
+				  .capacity_bytes = MEDIUM_BYTES,
+				  .flags = PMWAL_OPEN_CREATE};
+	struct pmwal *w;
+	uint64_t lsn;
+
+	cr_assert_eq(pmwal_open(&o, &w), 0);
+	for (int k = 1; k <= 5; k++)
+		cr_assert_eq(pmwal_append(w, "record", 6, &lsn), 0);
+	struct pmwal_sim_fault f = {.kind = PMWAL_SIM_LOST, .event = pmwal_sim_events(s)};
+
+	cr_assert_eq(pmwal_sim_fault(s, &f), 0);
+	cr_assert_eq(pmwal_append(w, "lost!!", 6, &lsn), 0, "the device said done");
+	cr_assert_eq(lsn, 6);
+	/* The search for LSN 6 reads the lost block back. */
+	int rc = pmwal_release(w, 6);
+
+	cr_assert(rc == PMWAL_ECORRUPT || rc == -EIO, "release over a lost write: %s",
+		  pmwal_strerror(rc));
+	cr_assert(strstr(pmwal_errmsg(w), "closed for writing"), "%s", pmwal_errmsg(w));
+	rc = pmwal_append(w, "after", 5, &lsn);
+	cr_assert_neq(rc, 0, "LSN %llu acknowledged after the log was found damaged",
+		      (unsigned long long)lsn);
+	cr_assert_neq(pmwal_sync(w), 0);
+	pmwal_close(w);
+
+	struct pmwal_report rep;
+
+	o.flags = 0;
+	cr_assert_eq(pmwal_verify(&o, &rep), 0);
+	cr_assert_eq(rep.verdict, PMWAL_CORRUPT,
+		     "verdict %d with records %llu..%llu: acked LSN 6 cut off quietly",
+		     rep.verdict, (unsigned long long)rep.first_lsn,
+		     (unsigned long long)rep.last_lsn);
+	cr_assert_eq(rep.corrupt_lsn, 6);
+	cr_assert_eq(pmwal_open(&o, &w), PMWAL_ECORRUPT);
+	pmwal_sim_free(s);
+}
+
+Test(sim, a_lost_tail_write_found_by_release_fails_stop_and_reads_corrupt_on_pmem)
+{
+	lost_tail_write_found_by_release(PMWAL_SIM_PMEM);
+}
+
+Test(sim, a_lost_tail_write_found_by_release_fails_stop_and_reads_corrupt_on_nvme)
+{
+	lost_tail_write_found_by_release(PMWAL_SIM_NVME);
+}

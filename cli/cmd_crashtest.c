@@ -1716,6 +1716,29 @@ static void kill_child(struct ct *ct, int fd, uint32_t gen)
 	}
 }
 
+/*
+ * Wait until the killed writer's lock on @path is free, as a standby taking
+ * over would (pmwal_open waits the same way): the kernel finishes the writes
+ * it had in flight before it lets go of its file. Reading the log before
+ * then could see them land between two reads.
+ */
+static bool wait_lock_free(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1};
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	for (int i = 0; i < 10000 && !ok; i++) {
+		ok = fcntl(fd, F_OFD_SETLK, &fl) == 0;
+		if (!ok)
+			usleep(1000);
+	}
+	close(fd); /* the lock goes with it */
+	return ok;
+}
+
 static int kill_target(struct ct *ct, char *path, size_t len)
 {
 	const char *kind = ct->md->kill;
@@ -1803,6 +1826,9 @@ static void run_kill(struct ct *ct)
 		if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
 			fail(ct, C_harness_errors, "writer exited with status %d before the kill",
 			     WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		if (!wait_lock_free(path))
+			fail(ct, C_hangs, "the killed writer's lock on %s was not free after 10 s",
+			     path);
 		/* What it acknowledged before dying. */
 		uint64_t opened = 0;
 		if (got == sizeof(x)) {

@@ -33,7 +33,7 @@ static int flood(struct pmwal_options *o, char *err)
 	uint64_t lsn;
 	int said = 0;
 
-	o->group_bytes_max = 8u << 20;
+	o->group_bytes_max = 4u << 20;
 	int rc = rec ? pmwal_open(o, &w) : -ENOMEM;
 
 	if (rc) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -208,7 +209,7 @@ static uint8_t *read_direct(const char *path, size_t len)
 Test(lock, a_killed_writer_holds_the_lock_until_its_writes_have_landed,
      .init = setup_disk, .fini = teardown, .timeout = 120)
 {
-	size_t bytes = 64u << 20;
+	size_t bytes = 16u << 20;
 	char path[512];
 
 	snprintf(path, sizeof(path), "%s/log", dir);
@@ -219,24 +220,38 @@ Test(lock, a_killed_writer_holds_the_lock_until_its_writes_have_landed,
 	o.capacity_bytes = bytes;
 	cr_assert_eq(pmwal_open(&o, &w), 0, "create: %s", errbuf);
 	cr_assert_eq(pmwal_close(w), 0);
-	for (int round = 0; round < 10; round++) {
+	for (int round = 0; round < 20; round++) {
 		pid_t child = writer_child_mode("flood");
 
-		usleep(20000 + 7000 * round);
+		usleep(5000 + 1000 * round);
 		kill(child, SIGKILL);
 		/* Take the writer lock the moment it is free, as a standby would. */
 		int fd = open(path, O_RDWR);
 		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1};
+		/* Every write the kernel completes on the file queues an event. */
+		int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		char ev[4096];
 
 		cr_assert_geq(fd, 0);
+		cr_assert_geq(in, 0);
+		cr_assert_geq(inotify_add_watch(in, path, IN_MODIFY), 0);
 		for (int i = 0; fcntl(fd, F_OFD_SETLK, &fl) != 0; i++) {
 			cr_assert(errno == EAGAIN || errno == EACCES, "lock: %s", strerror(errno));
 			cr_assert_lt(i, 1000000, "the lock was never freed");
 		}
+		while (read(in, ev, sizeof(ev)) > 0) /* what completed before */
+			;
 		uint8_t *a = read_direct(path, bytes);
 
 		waitpid(child, NULL, 0);
-		usleep(300000);
+		usleep(100000);
+		ssize_t late = read(in, ev, sizeof(ev));
+
+		cr_assert_leq(late, 0,
+			      "round %d: a write to the log completed after the killed writer's "
+			      "lock was free",
+			      round);
+		close(in);
 		uint8_t *b = read_direct(path, bytes);
 		size_t at = 0;
 

@@ -340,8 +340,15 @@ static void file_close(struct wal_dev *dev)
 
 	if (!f)
 		return;
-	if (f->uring)
+	if (f->uring) {
+		/* The ring lets go of a registered file only in its teardown,
+		 * which the kernel finishes later; unregistering waits for it
+		 * here, so that the writer lock (on this open file) is free once
+		 * pmwal_close() returns. */
+		if (f->fixed_file)
+			io_uring_unregister_files(&f->ring);
 		io_uring_queue_exit(&f->ring);
+	}
 	if (f->fd >= 0)
 		close(f->fd);
 	free(f);
@@ -368,12 +375,18 @@ static int file_register_buffers(struct wal_dev *dev, void *const *bufs,
 	return 0;
 }
 
+static int file_fd(struct wal_dev *dev)
+{
+	return ((struct file_dev *)dev)->fd;
+}
+
 static const struct wal_dev_ops uring_ops = {.commit = uring_commit,
 					     .read = file_read,
 					     .close = file_close,
-					     .read_many = uring_read_many};
+					     .read_many = uring_read_many,
+					     .file_fd = file_fd};
 static const struct wal_dev_ops psync_ops = {
-    .commit = psync_commit, .read = file_read, .close = file_close};
+    .commit = psync_commit, .read = file_read, .close = file_close, .file_fd = file_fd};
 
 /* The device's atomic write unit from statx, raw because glibc 2.36 predates it. */
 static void probe_atomic(struct file_dev *f, uint32_t *unit_min, uint32_t *unit_max)

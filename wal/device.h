@@ -64,6 +64,14 @@ struct wal_dev_ops {
 	 */
 	int (*read_many)(struct wal_dev *dev, void *buf, size_t piece, uint64_t off,
 			 int count);
+	/*
+	 * Optional: the descriptor of the open file the writes go through. The
+	 * writer lock is taken on a duplicate of it, so that it lives as long as
+	 * that open file: when a writer is killed, the kernel releases the file
+	 * (and the lock) only after the writes it still had in flight are done,
+	 * so a process that takes over can never be overwritten by them.
+	 */
+	int (*file_fd)(struct wal_dev *dev);
 };
 
 /* Fields every device fills at open. */

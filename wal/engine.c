@@ -1565,7 +1565,9 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	int lock_fd = -1;
 
 	if (!(opt->flags & PMWAL_OPEN_READONLY) && !PMWAL_BUG(NO_WRITER_LOCK)) {
-		rc = wal_lock_writer(opt->target, &lock_fd, err, sizeof(err));
+		int dev_fd = dev->ops->file_fd ? dev->ops->file_fd(dev) : -1;
+
+		rc = wal_lock_writer(opt->target, dev_fd, &lock_fd, err, sizeof(err));
 		if (rc) {
 			dev->ops->close(dev);
 			open_err(opt, err);

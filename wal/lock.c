@@ -13,6 +13,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,6 +47,27 @@ static long lock_holder(int fd)
 	return (long)((uint64_t)fl.l_start - WAL_LOCK_PID_BASE);
 }
 
+/* Has @pid exited (gone, or a zombie not yet reaped)? */
+static bool holder_exited(long pid)
+{
+	char path[64], buf[256];
+	FILE *f;
+
+	if (kill((pid_t)pid, 0) != 0)
+		return errno == ESRCH;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+
+	fclose(f);
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* the state follows the name */
+
+	return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
 static int lock_node(const struct wal_target *t, char *node, size_t len)
 {
 	if (t->kind != WAL_TARGET_PMR) {
@@ -65,7 +88,7 @@ static int lock_node(const struct wal_target *t, char *node, size_t len)
 	return -ENOENT;
 }
 
-int wal_lock_writer(const char *target, int *fd_out, char *err, size_t errlen)
+int wal_lock_writer(const char *target, int dev_fd, int *fd_out, char *err, size_t errlen)
 {
 	struct wal_target t;
 	char node[300];
@@ -83,20 +106,49 @@ int wal_lock_writer(const char *target, int *fd_out, char *err, size_t errlen)
 			 target);
 		return rc;
 	}
-	/* O_NONBLOCK: opening a FIFO must not hang (the device refuses it). */
-	fd = open(node, O_RDWR | O_NONBLOCK | O_CLOEXEC | (rc ? O_CREAT : 0), 0644);
+	/*
+	 * On the device's own open file where it has one (a duplicate shares it),
+	 * so that the lock outlives a killed writer's writes in flight: the
+	 * kernel lets go of that file only once they are done. O_NONBLOCK:
+	 * opening a FIFO must not hang (the device refuses it).
+	 */
+	if (dev_fd >= 0 && !rc)
+		fd = fcntl(dev_fd, F_DUPFD_CLOEXEC, 0);
+	else
+		fd = open(node, O_RDWR | O_NONBLOCK | O_CLOEXEC | (rc ? O_CREAT : 0), 0644);
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: opening %s to lock it for writing: %s", target,
 			 node, strerror(errno));
 		return rc;
 	}
-	if (ofd_lock(fd, F_WRLCK, 0, 1, F_OFD_SETLK, &fl) != 0) {
+	long gone = 0; /* a holder that has exited, waited for */
+
+	while (ofd_lock(fd, F_WRLCK, 0, 1, F_OFD_SETLK, &fl) != 0) {
 		rc = errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
 		if (rc == -EBUSY) {
 			long pid = lock_holder(fd);
 
-			if (pid > 0 && pid == (long)getpid())
+			/*
+			 * A holder that has exited still holds the lock while the
+			 * kernel finishes the writes it had in flight and lets go
+			 * of its file (milliseconds). Waiting for that is the
+			 * fence a takeover needs; give up after about 10 s.
+			 */
+			if (pid > 0 && pid != (long)getpid() && holder_exited(pid) &&
+			    gone < 2000) {
+				gone++;
+				usleep(5000);
+				continue;
+			}
+			if (pid > 0 && gone >= 2000)
+				snprintf(err, errlen,
+					 "%s: log is still locked for writing by pid %ld, "
+					 "which has exited: the kernel has not let go of its "
+					 "open file after 10 s (writes still in flight to a "
+					 "stalled device?); try again later",
+					 target, pid);
+			else if (pid > 0 && pid == (long)getpid())
 				snprintf(err, errlen,
 					 "%s: log is open for writing by pid %ld (this "
 					 "process: another pmwal handle holds it); one "

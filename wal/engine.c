@@ -1843,6 +1843,7 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 		uint32_t rlen = wal_get32(p + it->pos);
 		uint64_t rec_lsn = it->lsn_next++;
 		size_t got = 0;
+		bool crossed = false;
 
 		if (rlen == 0 || rlen > it->w->sb.record_bytes_max)
 			return PMWAL_ECORRUPT;
@@ -1859,6 +1860,23 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 					it->have_block = false;
 					return rc > 0 ? PMWAL_ECORRUPT : rc;
 				}
+				/* The length is only trusted inside its group: the
+				 * next block must continue the record (format.c). */
+				uint64_t cont_lsn =
+				    h.first_rec == WAL_NO_RECORD ? rec_lsn : rec_lsn + 1;
+
+				if (h.group_index == 0 || h.first_lsn != cont_lsn) {
+					it->have_block = false;
+					set_err(
+					    it->w,
+					    "%s: record LSN %llu claims %u bytes, more "
+					    "than its group holds (block seq %llu does "
+					    "not continue it)",
+					    it->w->target, (unsigned long long)rec_lsn,
+					    rlen, (unsigned long long)it->seq);
+					return PMWAL_ECORRUPT;
+				}
+				crossed = true;
 				it->pos = 0;
 				it->end = h.payload_bytes;
 			}
@@ -1869,6 +1887,18 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 			memcpy(it->rec + got, it->block + WAL_HDR_BYTES + it->pos, take);
 			got += take;
 			it->pos += take;
+		}
+		/* A record continued into a block ends where that block says. */
+		if (crossed &&
+		    it->pos != (h.first_rec == WAL_NO_RECORD ? it->end : h.first_rec)) {
+			it->have_block = false;
+			set_err(it->w,
+				"%s: record LSN %llu (%u bytes) ends at payload "
+				"byte %zu of block seq %llu, not where the block's "
+				"next record starts",
+				it->w->target, (unsigned long long)rec_lsn, rlen, it->pos,
+				(unsigned long long)it->seq);
+			return PMWAL_ECORRUPT;
 		}
 		if (rec_lsn < it->from_lsn)
 			continue;

@@ -648,3 +648,43 @@ Test(recovery, record_length_running_past_its_group_is_refused)
 	expect_length_refused(sim, "length past the group's payload");
 	sim_free(sim);
 }
+
+Test(recovery, record_longer_than_the_logs_maximum_is_refused_even_inside_its_group)
+{
+	struct sim_dev *sim = sim_new(SIM_BYTES);
+	struct pmwal_options o = tu_sim_opts(PMWAL_OPEN_CREATE, 0);
+	static uint8_t rec[6000];
+	struct wal_block_hdr h0, h1, h2;
+	struct pmwal *w;
+	uint64_t lsn;
+
+	o.record_bytes_max = sizeof(rec);
+	cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), 0);
+	tu_fill(rec, sizeof(rec), 1);
+	cr_assert_eq(pmwal_append(w, rec, sizeof(rec), &lsn), 0);
+	/* A later group, so salvage keeps the damaged one in front of readers. */
+	cr_assert_eq(pmwal_append(w, rec, 10, &lsn), 0);
+	pmwal_close(w);
+	uint8_t *b0 = sim_image(sim) + wal_slot_offset(0);
+	uint8_t *b1 = sim_image(sim) + wal_slot_offset(1);
+
+	wal_block_decode_hdr(b0, &h0);
+	wal_block_decode_hdr(b1, &h1);
+	cr_assert(h0.first_lsn == 1 && h0.group_blocks == 2 && h1.group_index == 1);
+	cr_assert_eq(h1.first_rec, WAL_NO_RECORD);
+	wal_block_decode_hdr(sim_image(sim) + wal_slot_offset(2), &h2);
+	cr_assert(h2.first_lsn == 2 && h2.prev_checksum == h1.checksum);
+	/* One byte more than the log allows, and a group that holds it whole:
+	 * every checksum, the chain and the group's framing stay valid. */
+	wal_put32(b0 + WAL_HDR_BYTES, sizeof(rec) + 1);
+	h1.prev_checksum = wal_block_seal(b0, 0);
+	b1[WAL_HDR_BYTES + h1.payload_bytes] = 0xAA;
+	h1.payload_bytes++;
+	wal_block_encode_hdr(&h1, b1);
+	uint8_t *b2 = sim_image(sim) + wal_slot_offset(2);
+
+	wal_put64(b2 + 32, wal_block_seal(b1, 1)); /* LSN 2's block: prev_checksum */
+	wal_block_seal(b2, 2);
+	expect_length_refused(sim, "length above record_bytes_max");
+	sim_free(sim);
+}

@@ -1845,7 +1845,8 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 		size_t got = 0;
 		bool crossed = false;
 
-		if (rlen == 0 || rlen > it->w->sb.record_bytes_max)
+		if (rlen == 0 ||
+		    (rlen > it->w->sb.record_bytes_max && !PMWAL_BUG(TRUST_LENGTH)))
 			return PMWAL_ECORRUPT;
 		it->pos += WAL_REC_HDR_BYTES;
 		rc = rec_reserve(it, rlen);
@@ -1865,7 +1866,8 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 				uint64_t cont_lsn =
 				    h.first_rec == WAL_NO_RECORD ? rec_lsn : rec_lsn + 1;
 
-				if (h.group_index == 0 || h.first_lsn != cont_lsn) {
+				if (!PMWAL_BUG(TRUST_LENGTH) &&
+				    (h.group_index == 0 || h.first_lsn != cont_lsn)) {
 					it->have_block = false;
 					set_err(
 					    it->w,
@@ -1889,7 +1891,7 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 			it->pos += take;
 		}
 		/* A record continued into a block ends where that block says. */
-		if (crossed &&
+		if (crossed && !PMWAL_BUG(TRUST_LENGTH) &&
 		    it->pos != (h.first_rec == WAL_NO_RECORD ? it->end : h.first_rec)) {
 			it->have_block = false;
 			set_err(it->w,

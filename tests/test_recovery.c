@@ -587,3 +587,104 @@ Test(recovery, damage_to_the_last_group_of_a_closed_log_is_corrupt)
 	cr_assert_eq(rep.corrupt_offset, wal_slot_offset(last));
 	sim_free(sim);
 }
+
+/*
+ * A record length that passes the checksum but not the framing (seeded bug
+ * TRUST_LENGTH): recovery must call the log CORRUPT at the record, and an
+ * iterator over a salvaged copy must refuse the record, never return bytes
+ * beyond it.
+ */
+static void expect_length_refused(struct sim_dev *sim, const char *why)
+{
+	struct sim_dev *copy = sim_from_image(sim_image(sim), sim_size(sim));
+	struct pmwal_report rep;
+	struct pmwal_iter *it;
+	struct pmwal *w = NULL;
+	uint64_t lsn = 0;
+	const void *data;
+	size_t len = 0;
+	int rc = tu_open_sim(copy, 0, &w);
+
+	cr_assert_eq(rc, PMWAL_ECORRUPT, "%s: open gave %s (%s)", why, pmwal_strerror(rc),
+		     w ? pmwal_recovery_report(w)->detail : "");
+	cr_assert_eq(tu_verify_image(sim, &rep), 0);
+	cr_assert_eq(rep.verdict, PMWAL_CORRUPT, "%s: recovery said %s", why, rep.detail);
+	cr_assert_eq(rep.corrupt_lsn, 1, "%s: %s", why, rep.detail);
+	cr_assert_eq(rep.corrupt_offset, wal_slot_offset(0), "%s: %s", why, rep.detail);
+	cr_assert_eq(tu_open_sim(copy, PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE, &w), 0);
+	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0);
+	rc = pmwal_iter_next(it, &lsn, &data, &len);
+	cr_assert_eq(
+	    rc, PMWAL_ECORRUPT, "%s: the iterator gave %s, LSN %llu of %zu bytes", why,
+	    rc == 1 ? "a record" : pmwal_strerror(rc), (unsigned long long)lsn, len);
+	pmwal_iter_close(it);
+	pmwal_close(w);
+	sim_free(copy);
+}
+
+Test(recovery, record_length_running_past_its_group_is_refused)
+{
+	struct sim_dev *sim = sim_new(SIM_BYTES);
+	struct wal_block_hdr h0, h1;
+	uint8_t rec[10];
+	struct pmwal *w;
+	uint64_t lsn;
+
+	cr_assert_eq(tu_open_sim(sim, PMWAL_OPEN_CREATE, &w), 0);
+	for (uint64_t k = 1; k <= 2; k++) {
+		tu_fill(rec, sizeof(rec), k);
+		cr_assert_eq(pmwal_append(w, rec, sizeof(rec), &lsn), 0);
+	}
+	pmwal_close(w);
+	uint8_t *b0 = sim_image(sim) + wal_slot_offset(0);
+
+	wal_block_decode_hdr(b0, &h0);
+	wal_block_decode_hdr(sim_image(sim) + wal_slot_offset(1), &h1);
+	cr_assert(h0.first_lsn == 1 && h0.group_blocks == 1 && h0.payload_bytes == 14);
+	cr_assert(h1.first_lsn == 2 && h1.group_blocks == 1 && h1.payload_bytes == 14);
+	/* LSN 1's length now also covers all of LSN 2's group, sealed anew. */
+	wal_put32(b0 + WAL_HDR_BYTES, 10 + 14);
+	wal_block_seal(b0, 0);
+	expect_length_refused(sim, "length past the group's payload");
+	sim_free(sim);
+}
+
+Test(recovery, record_longer_than_the_logs_maximum_is_refused_even_inside_its_group)
+{
+	struct sim_dev *sim = sim_new(SIM_BYTES);
+	struct pmwal_options o = tu_sim_opts(PMWAL_OPEN_CREATE, 0);
+	static uint8_t rec[6000];
+	struct wal_block_hdr h0, h1, h2;
+	struct pmwal *w;
+	uint64_t lsn;
+
+	o.record_bytes_max = sizeof(rec);
+	cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), 0);
+	tu_fill(rec, sizeof(rec), 1);
+	cr_assert_eq(pmwal_append(w, rec, sizeof(rec), &lsn), 0);
+	/* A later group, so salvage keeps the damaged one in front of readers. */
+	cr_assert_eq(pmwal_append(w, rec, 10, &lsn), 0);
+	pmwal_close(w);
+	uint8_t *b0 = sim_image(sim) + wal_slot_offset(0);
+	uint8_t *b1 = sim_image(sim) + wal_slot_offset(1);
+
+	wal_block_decode_hdr(b0, &h0);
+	wal_block_decode_hdr(b1, &h1);
+	cr_assert(h0.first_lsn == 1 && h0.group_blocks == 2 && h1.group_index == 1);
+	cr_assert_eq(h1.first_rec, WAL_NO_RECORD);
+	wal_block_decode_hdr(sim_image(sim) + wal_slot_offset(2), &h2);
+	cr_assert(h2.first_lsn == 2 && h2.prev_checksum == h1.checksum);
+	/* One byte more than the log allows, and a group that holds it whole:
+	 * every checksum, the chain and the group's framing stay valid. */
+	wal_put32(b0 + WAL_HDR_BYTES, sizeof(rec) + 1);
+	h1.prev_checksum = wal_block_seal(b0, 0);
+	b1[WAL_HDR_BYTES + h1.payload_bytes] = 0xAA;
+	h1.payload_bytes++;
+	wal_block_encode_hdr(&h1, b1);
+	uint8_t *b2 = sim_image(sim) + wal_slot_offset(2);
+
+	wal_put64(b2 + 32, wal_block_seal(b1, 1)); /* LSN 2's block: prev_checksum */
+	wal_block_seal(b2, 2);
+	expect_length_refused(sim, "length above record_bytes_max");
+	sim_free(sim);
+}

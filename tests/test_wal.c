@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "testutil.h"
 
 static char *dir;
@@ -567,4 +568,55 @@ Test(wal, refused_io_uring_says_so_and_the_pwritev_fallback_works)
 	if (WEXITSTATUS(status) == 10)
 		cr_skip_test("seccomp filters are not available here");
 	cr_assert_eq(WEXITSTATUS(status), 0, "child step %d failed", WEXITSTATUS(status));
+}
+
+/*
+ * Invariant I8 on the real io_uring path: the fdatasync a commit issues
+ * completes after every write of that commit (seeded bug FLUSH_BEFORE_WRITES
+ * flushes first, so it covers nothing); with FUA writes there is no flush.
+ * Groups of one block up to a 3 MiB record (several writes in one commit).
+ */
+Test(wal, io_uring_flush_completes_after_every_write_of_its_commit)
+{
+	static uint8_t buf[3u << 20];
+
+	for (int fdatasync = 1; fdatasync >= 0; fdatasync--) {
+		struct wal_dev_params p = {
+		    .target = logpath, .create_bytes = 32u << 20, .fdatasync = fdatasync};
+		struct pmwal_options o =
+		    file_opts(PMWAL_OPEN_CREATE | (fdatasync ? PMWAL_OPEN_FDATASYNC : 0),
+			      32u << 20);
+		struct wal_dev_flush_order ord;
+		const char *policy = fdatasync ? "fdatasync" : "fua";
+		struct wal_dev *dev;
+		struct pmwal *w;
+		int rc = wal_dev_open_file(&p, &dev, errbuf, sizeof(errbuf));
+
+		if (rc == PMWAL_EUNSUPPORTED)
+			cr_skip_test("io_uring or O_DIRECT refused here: %s", errbuf);
+		cr_assert_eq(rc, 0, "%s: %s", policy, errbuf);
+		cr_assert_str_eq(dev->io_path, "io_uring");
+		cr_assert_eq(wal_open_dev(&o, dev, &w), 0, "%s: %s", policy, errbuf);
+		for (uint64_t k = 1; k <= 40; k++) {
+			size_t len =
+			    k == 40 ? sizeof(buf) : 1 + (size_t)(k * 997 % 20000);
+
+			tu_fill(buf, len, k);
+			cr_assert_eq(pmwal_append(w, buf, len, NULL), 0, "%s", policy);
+		}
+		cr_assert_eq(wal_dev_file_flush_order(dev, &ord), 0);
+		cr_assert_geq(ord.commits, 40, "%s", policy);
+		cr_assert_eq(ord.flushes, fdatasync ? ord.commits : 0,
+			     "%s: %llu flushes for %llu commits", policy,
+			     (unsigned long long)ord.flushes,
+			     (unsigned long long)ord.commits);
+		cr_assert_eq(ord.flushes_before_writes, 0,
+			     "%s: %llu of %llu flushes completed before the writes of "
+			     "their commit (I8: ordering_violations)",
+			     policy, (unsigned long long)ord.flushes_before_writes,
+			     (unsigned long long)ord.flushes);
+		cr_assert_eq(check_all(w, 0, 1), 40, "%s", policy);
+		pmwal_close(w);
+		unlink(logpath);
+	}
 }

@@ -49,6 +49,11 @@ struct file_dev {
 	int nbufs;
 	const uint8_t *buf_base[WAL_MAX_FIXED_BUFS];
 	size_t buf_len[WAL_MAX_FIXED_BUFS];
+	/* Ordering evidence (wal_dev_file_flush_order): writes of the commit in
+	 * progress whose completion was not yet seen, and flushes whose
+	 * completion came while some were not. Only the committer touches them. */
+	uint32_t writes_open;
+	struct wal_dev_flush_order order;
 };
 
 /* A write still to be done (short writes leave a remainder). */
@@ -129,6 +134,9 @@ static int uring_flush(struct file_dev *f)
 		return rc;
 	rc = cqe->res;
 	io_uring_cqe_seen(&f->ring, cqe);
+	f->order.flushes++;
+	if (f->writes_open)
+		f->order.flushes_before_writes++;
 	return rc < 0 ? rc : 0;
 }
 
@@ -146,6 +154,8 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 
 	if (n < 0)
 		return n;
+	f->order.commits++;
+	f->writes_open = (uint32_t)n;
 	if (PMWAL_BUG(FLUSH_BEFORE_WRITES) && !f->fua)
 		rc = uring_flush(f); /* the flush goes first: it covers nothing */
 	while ((next < n || inflight > 0) && rc == 0) {
@@ -204,6 +214,8 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 				}
 				prep_write(f, sqe, p, (int)(p - w));
 				inflight++;
+			} else {
+				f->writes_open--; /* this piece is written whole */
 			}
 		}
 		io_uring_cq_advance(&f->ring, seen);
@@ -387,6 +399,16 @@ static const struct wal_dev_ops uring_ops = {.commit = uring_commit,
 					     .file_fd = file_fd};
 static const struct wal_dev_ops psync_ops = {
     .commit = psync_commit, .read = file_read, .close = file_close, .file_fd = file_fd};
+
+int wal_dev_file_flush_order(const struct wal_dev *dev, struct wal_dev_flush_order *out)
+{
+	const struct file_dev *f = (const struct file_dev *)dev;
+
+	if (!dev || dev->ops != &uring_ops)
+		return -EINVAL;
+	*out = f->order;
+	return 0;
+}
 
 /* The device's atomic write unit from statx, raw because glibc 2.36 predates it. */
 static void probe_atomic(struct file_dev *f, uint32_t *unit_min, uint32_t *unit_max)

@@ -117,6 +117,20 @@ int wal_dev_open_file(const struct wal_dev_params *p, struct wal_dev **out, char
 int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char *err,
 		      size_t errlen);
 
+/*
+ * What the io_uring path of a file device did with flushes (invariant I8 of
+ * RELIABILITY.md; tests read it, nothing else does): a flush whose completion
+ * came while a write of its commit had not completed covers nothing.
+ */
+struct wal_dev_flush_order {
+	uint64_t commits;		/* commit() calls */
+	uint64_t flushes;		/* fdatasyncs they completed */
+	uint64_t flushes_before_writes; /* ...while a write of theirs had not */
+};
+
+/* Fills @out for a file device on the io_uring path; -EINVAL for any other. */
+int wal_dev_file_flush_order(const struct wal_dev *dev, struct wal_dev_flush_order *out);
+
 /* The pmr/ region under a mapped device (crash tests inject power loss). */
 struct pmr_region *wal_dev_pmem_region(struct wal_dev *dev);
 

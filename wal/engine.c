@@ -1845,8 +1845,10 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 		uint32_t rlen = wal_get32(p + it->pos);
 		uint64_t rec_lsn = it->lsn_next++;
 		size_t got = 0;
+		bool crossed = false;
 
-		if (rlen == 0 || rlen > it->w->sb.record_bytes_max)
+		if (rlen == 0 ||
+		    (rlen > it->w->sb.record_bytes_max && !PMWAL_BUG(TRUST_LENGTH)))
 			return PMWAL_ECORRUPT;
 		it->pos += WAL_REC_HDR_BYTES;
 		rc = rec_reserve(it, rlen);
@@ -1861,6 +1863,24 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 					it->have_block = false;
 					return rc > 0 ? PMWAL_ECORRUPT : rc;
 				}
+				/* The length is only trusted inside its group: the
+				 * next block must continue the record (format.c). */
+				uint64_t cont_lsn =
+				    h.first_rec == WAL_NO_RECORD ? rec_lsn : rec_lsn + 1;
+
+				if (!PMWAL_BUG(TRUST_LENGTH) &&
+				    (h.group_index == 0 || h.first_lsn != cont_lsn)) {
+					it->have_block = false;
+					set_err(
+					    it->w,
+					    "%s: record LSN %llu claims %u bytes, more "
+					    "than its group holds (block seq %llu does "
+					    "not continue it)",
+					    it->w->target, (unsigned long long)rec_lsn,
+					    rlen, (unsigned long long)it->seq);
+					return PMWAL_ECORRUPT;
+				}
+				crossed = true;
 				it->pos = 0;
 				it->end = h.payload_bytes;
 			}
@@ -1871,6 +1891,18 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 			memcpy(it->rec + got, it->block + WAL_HDR_BYTES + it->pos, take);
 			got += take;
 			it->pos += take;
+		}
+		/* A record continued into a block ends where that block says. */
+		if (crossed && !PMWAL_BUG(TRUST_LENGTH) &&
+		    it->pos != (h.first_rec == WAL_NO_RECORD ? it->end : h.first_rec)) {
+			it->have_block = false;
+			set_err(it->w,
+				"%s: record LSN %llu (%u bytes) ends at payload "
+				"byte %zu of block seq %llu, not where the block's "
+				"next record starts",
+				it->w->target, (unsigned long long)rec_lsn, rlen, it->pos,
+				(unsigned long long)it->seq);
+			return PMWAL_ECORRUPT;
 		}
 		if (rec_lsn < it->from_lsn)
 			continue;

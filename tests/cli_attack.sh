@@ -85,6 +85,25 @@ done
 check devnull_create_pmem 2 "$pmwal" create pmem:/dev/null --size 1M
 expect devnull_create_msg "/dev/null is a character device"
 
+# probe fakepmr:PATH looks at PATH: the simulated registers would read
+# healthy whatever it is. A FIFO (without blocking), a missing file, a
+# character device or an empty file is refused by name, exit 2, JSON with
+# --json; a real fake PMR file probes fine.
+check probe_fakepmr_fifo 2 "$pmwal" probe "fakepmr:$dir/fifo"
+expect probe_fakepmr_fifo_msg "fifo is a FIFO, not a regular file"
+check probe_fakepmr_missing 2 "$pmwal" probe "fakepmr:$dir/nope,wbm=1"
+expect probe_fakepmr_missing_msg "nope: no such file.*pmwal create fakepmr:"
+check probe_fakepmr_devnull 2 "$pmwal" probe fakepmr:/dev/null
+expect probe_fakepmr_devnull_msg "/dev/null is a character device, not a regular file"
+: >"$dir/empty"
+check probe_fakepmr_empty 2 "$pmwal" probe "fakepmr:$dir/empty"
+expect probe_fakepmr_empty_msg "empty: the file holds 0 bytes"
+check probe_fakepmr_json 2 "$pmwal" probe "fakepmr:$dir/fifo" --json
+ok probe_fakepmr_json_object jq -se 'length == 1 and .[0].exit == 2 and (.[0].error | test("is a FIFO"))' "$dir/out" >/dev/null
+"$pmwal" create "fakepmr:$dir/fake.pmr" --size 1M >/dev/null
+check probe_fakepmr_file 0 "$pmwal" probe "fakepmr:$dir/fake.pmr" --json
+ok probe_fakepmr_file_size jq -e '.pmr.bar_bytes == 1048576' "$dir/out" >/dev/null
+
 # create never overwrites a user's file without --force, whatever the prefix.
 for prefix in file: fakepmr:; do
 	echo precious >"$dir/user.txt"

@@ -170,9 +170,35 @@ expect record_size_over_max_msg "\-\-record-size 8192 is larger than the log's m
 # is too large here.
 "$pmwal" create "$dir/batch" --size 64M --record-max 1M >/dev/null
 check batch_split 0 bash -c "head -c 8M /dev/zero | '$pmwal' append '$dir/batch' --record-size 256K"
-expect batch_split_msg "appended 32 records (LSN 1..32), durable"
+expect batch_split_msg "appended 32 records of 262144 bytes (LSN 1\.\.32), durable"
 check batch_split_lines 0 bash -c "for i in \$(seq 1 64); do head -c 100000 /dev/zero | tr '\\0' x; echo; done | '$pmwal' append '$dir/batch'"
 expect batch_split_lines_msg "appended 64 records (LSN 33..96), durable"
+
+# --record-size N: every record is exactly N bytes. An input that does not
+# end on a whole record is refused unless --tail says otherwise: from a file
+# before anything is appended, from a pipe after the whole records (exit 1,
+# what is durable named). --tail pad and --tail short say what they did.
+"$pmwal" create "$dir/fixed" --size 1M >/dev/null
+head -c 250 /dev/zero | tr '\0' a >"$dir/in250"
+check tail_refused_file 2 bash -c "'$pmwal' append '$dir/fixed' --record-size 100 <'$dir/in250'"
+expect tail_refused_file_msg "input is 250 bytes, not a whole number of 100-byte records (50 bytes over); nothing appended"
+check tail_refused_file_nothing 0 "$pmwal" verify "$dir/fixed" --json
+ok tail_refused_file_nothing_records jq -e '.records == 0' "$dir/out" >/dev/null
+check tail_refused_pipe 1 bash -c "cat '$dir/in250' | '$pmwal' append '$dir/fixed' --record-size 100"
+expect tail_refused_pipe_msg "last 50 bytes are not a whole 100-byte record and were not appended"
+expect tail_refused_pipe_durable "durable: LSN 1\.\.2"
+check tail_refused_pipe_json 1 bash -c "cat '$dir/in250' | '$pmwal' append '$dir/fixed' --record-size 100 --json"
+ok tail_refused_pipe_json_object jq -se 'length == 1 and .[0].tail_bytes_not_appended == 50 and .[0].durable_records == 2' "$dir/out" >/dev/null
+check tail_pad 0 bash -c "'$pmwal' append '$dir/fixed' --record-size 100 --tail pad <'$dir/in250'"
+expect tail_pad_msg "appended 3 records of 100 bytes (LSN 5\.\.7), durable; the last (LSN 7) holds the input's last 50 bytes and 50 zero bytes of padding"
+check tail_short 0 bash -c "cat '$dir/in250' | '$pmwal' append '$dir/fixed' --record-size 100 --tail short --json"
+ok tail_short_json jq -e '.records == 3 and .last_lsn == 10 and .record_bytes == 100 and .last_record_bytes == 50' "$dir/out" >/dev/null
+check tail_sizes 0 "$pmwal" dump "$dir/fixed" --json
+ok tail_sizes_each jq -se '[.[].len] == [100,100,100,100,100,100,100,100,100,50]' "$dir/out" >/dev/null
+check tail_needs_record_size 2 bash -c "'$pmwal' append '$dir/fixed' --tail pad <'$dir/in250'"
+expect tail_needs_record_size_msg "\-\-tail needs \-\-record-size"
+check tail_help 0 "$pmwal" append --help
+expect tail_help_msg "records of exactly N bytes"
 
 # A failure part-way says what is durable.
 "$pmwal" create "$dir/tiny" --size 64K >/dev/null

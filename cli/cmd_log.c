@@ -339,7 +339,13 @@ static const char *verdict_str(int v)
 				      : "corrupt";
 }
 
-static json_t *report_json(const char *target, const struct pmwal_report *r)
+/*
+ * A scan's report as JSON, with where the log stands (@i: head and next LSN).
+ * With no records there is no first or last LSN: they are null, not 0 (no
+ * record has LSN 0), and next_lsn says where appends go on.
+ */
+static json_t *report_json(const char *target, const struct pmwal_report *r,
+			   const struct pmwal_info *i)
 {
 	json_t *o = json_pack(
 	    "{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:s}", "target", target,
@@ -350,6 +356,12 @@ static json_t *report_json(const char *target, const struct pmwal_report *r)
 	    "durable_hint", (json_int_t)r->durable_hint, "elapsed_s", r->elapsed_ns / 1e9,
 	    "detail", r->detail);
 
+	if (r->records == 0) {
+		json_object_set_new(o, "first_lsn", json_null());
+		json_object_set_new(o, "last_lsn", json_null());
+	}
+	json_object_set_new(o, "head_lsn", json_integer((json_int_t)i->head_lsn));
+	json_object_set_new(o, "next_lsn", json_integer((json_int_t)i->next_lsn));
 	if (r->verdict == PMWAL_CORRUPT) {
 		json_object_set_new(o, "corrupt_lsn",
 				    json_integer((json_int_t)r->corrupt_lsn));
@@ -375,13 +387,22 @@ static void print_json(json_t *o)
 	json_decref(o);
 }
 
-static void print_report(const char *target, const struct pmwal_report *r)
+static void print_report(const char *target, const struct pmwal_report *r,
+			 const struct pmwal_info *i)
 {
 	printf("%s: %s\n", target, verdict_str(r->verdict));
-	printf("  records      %llu (LSN %llu..%llu), %llu payload bytes, %llu blocks\n",
-	       (unsigned long long)r->records, (unsigned long long)r->first_lsn,
-	       (unsigned long long)r->last_lsn, (unsigned long long)r->payload_bytes,
-	       (unsigned long long)r->blocks);
+	if (r->records)
+		printf("  records      %llu (LSN %llu..%llu), %llu payload bytes, %llu "
+		       "blocks\n",
+		       (unsigned long long)r->records, (unsigned long long)r->first_lsn,
+		       (unsigned long long)r->last_lsn,
+		       (unsigned long long)r->payload_bytes,
+		       (unsigned long long)r->blocks);
+	else /* released, never written, or (corrupt) hidden by the damage */
+		printf("  records      none: the log holds no %srecords\n",
+		       r->verdict == PMWAL_CORRUPT ? "readable " : "");
+	printf("  next LSN     %llu (head LSN %llu)\n", (unsigned long long)i->next_lsn,
+	       (unsigned long long)i->head_lsn);
 	printf("  ends at      byte offset %llu\n", (unsigned long long)r->end_offset);
 	if (r->verdict == PMWAL_CORRUPT)
 		printf("  corrupt at   LSN %llu, byte offset %llu\n",
@@ -1028,6 +1049,17 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "pmwal dump: %s: %s\n", pmwal_strerror(rc),
 			pmwal_errmsg(w));
 	pmwal_iter_close(it);
+	struct pmwal_info info;
+
+	pmwal_stat(w, &info);
+	/* An empty dump is not an error; say why it is empty (stderr: stdout
+	 * holds only records, in both formats). */
+	if (rc == 0 && !last && info.next_lsn <= info.head_lsn)
+		fprintf(stderr,
+			"pmwal dump: %s: the log holds no records (next LSN %llu, head "
+			"LSN %llu)\n",
+			c.target, (unsigned long long)info.next_lsn,
+			(unsigned long long)info.head_lsn);
 	/* Salvage opened a damaged log; the iterator reads only up to the first
 	 * damage. Say what was not dumped rather than exit 0 as if complete. */
 	const struct pmwal_report *r = pmwal_recovery_report(w);
@@ -1064,13 +1096,22 @@ int cmd_verify(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	init_opts(&o, &c);
-	rc = pmwal_verify(&o, &rep);
+	/* What pmwal_verify() does (a read-only salvage open: nothing is
+	 * written), keeping the handle to name the head and next LSN. */
+	o.flags |= PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE;
+	struct pmwal *w;
+	struct pmwal_info info;
+
+	rc = pmwal_open(&o, &w);
 	if (rc)
 		return cli_fail(&c, "verify", 2, "%s", open_msg(&c, rc));
+	rep = *pmwal_recovery_report(w);
+	pmwal_stat(w, &info);
+	(void)pmwal_close(w); /* read-only: nothing to make durable */
 	if (c.json)
-		print_json(report_json(c.target, &rep));
+		print_json(report_json(c.target, &rep, &info));
 	else
-		print_report(c.target, &rep);
+		print_report(c.target, &rep, &info);
 	return rep.verdict == PMWAL_CORRUPT ? 3 : 0;
 }
 
@@ -1095,12 +1136,14 @@ int cmd_recover(int argc, char **argv)
 	if (rc)
 		return open_failed("recover", &c, rc);
 	struct pmwal_report rep = *pmwal_recovery_report(w);
+	struct pmwal_info info;
 
+	pmwal_stat(w, &info);
 	rc = close_log(&c, "recover", w);
 	if (c.json)
-		print_json(report_json(c.target, &rep));
+		print_json(report_json(c.target, &rep, &info));
 	else
-		print_report(c.target, &rep);
+		print_report(c.target, &rep, &info);
 	if (rc)
 		return 1;
 	return rep.verdict == PMWAL_CORRUPT ? 3 : 0;
@@ -1168,7 +1211,8 @@ int cmd_info(int argc, char **argv)
 			       (unsigned long long)i.head_lsn,
 			       (unsigned long long)i.durable_lsn);
 		else
-			printf("  records        none live");
+			printf("  records        none live (head LSN %llu)",
+			       (unsigned long long)i.head_lsn);
 		printf(", next LSN %llu, max record %u bytes\n",
 		       (unsigned long long)i.next_lsn, i.record_bytes_max);
 		printf("  medium         %s%s, I/O path %s%s, sector %u bytes\n",

@@ -200,6 +200,29 @@ expect tail_needs_record_size_msg "\-\-tail needs \-\-record-size"
 check tail_help 0 "$pmwal" append --help
 expect tail_help_msg "records of exactly N bytes"
 
+# A log whose every record was released holds none: verify, recover, dump and
+# info say so and name the next LSN and the head, never "LSN 0..0".
+"$pmwal" create "$dir/released" --size 1M >/dev/null
+seq 1 5 | "$pmwal" append "$dir/released" 2>/dev/null
+"$pmwal" release "$dir/released" 6
+for cmd in verify recover; do
+	check "released_$cmd" 0 "$pmwal" "$cmd" "$dir/released"
+	expect "released_${cmd}_none" "records      none: the log holds no records"
+	expect "released_${cmd}_next" "next LSN     6 (head LSN 6)"
+	ok "released_${cmd}_no_lsn_0" bash -c "! grep -q \"LSN 0\" \"$dir/out\""
+	check "released_${cmd}_json" 0 "$pmwal" "$cmd" "$dir/released" --json
+	ok "released_${cmd}_json_fields" jq -e '.records == 0 and .first_lsn == null and .last_lsn == null and .next_lsn == 6 and .head_lsn == 6' "$dir/out" >/dev/null
+done
+check released_dump 0 "$pmwal" dump "$dir/released"
+ok released_dump_stdout_empty [ ! -s "$dir/out" ]
+expect released_dump_msg "released: the log holds no records (next LSN 6, head LSN 6)"
+check released_info 0 "$pmwal" info "$dir/released"
+expect released_info_msg "records        none live (head LSN 6), next LSN 6"
+check released_info_json 0 "$pmwal" info "$dir/released" --json
+ok released_info_json_fields jq -e '.head_lsn == 6 and .next_lsn == 6 and .used_blocks == 0' "$dir/out" >/dev/null
+check released_some_verify 0 "$pmwal" verify "$dir/fixed"
+expect released_some_verify_msg "next LSN     11 (head LSN 1)"
+
 # A failure part-way says what is durable.
 "$pmwal" create "$dir/tiny" --size 64K >/dev/null
 check full_part_way 1 bash -c "seq 1 100000 | '$pmwal' append '$dir/tiny'"

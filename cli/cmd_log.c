@@ -746,8 +746,9 @@ static void print_appended(const struct append_run *a, uint64_t fixed)
 		fprintf(stderr, "appended %llu records (LSN %llu..%llu), durable\n", n,
 			first, last);
 	else if (!a->tail_bytes)
-		fprintf(stderr, "appended %llu records of %llu bytes (LSN %llu..%llu), "
-				"durable\n",
+		fprintf(stderr,
+			"appended %llu records of %llu bytes (LSN %llu..%llu), "
+			"durable\n",
 			n, (unsigned long long)fixed, first, last);
 	else if (a->tail_mode == TAIL_PAD)
 		fprintf(stderr,
@@ -757,10 +758,11 @@ static void print_appended(const struct append_run *a, uint64_t fixed)
 			n, (unsigned long long)fixed, first, last, last, a->tail_bytes,
 			(unsigned long long)(fixed - a->tail_bytes));
 	else
-		fprintf(stderr,
-			"appended %llu records (LSN %llu..%llu), durable: %llu bytes each "
-			"but the last (LSN %llu), which is %zu bytes (--tail short)\n",
-			n, first, last, (unsigned long long)fixed, last, a->tail_bytes);
+		fprintf(
+		    stderr,
+		    "appended %llu records (LSN %llu..%llu), durable: %llu bytes each "
+		    "but the last (LSN %llu), which is %zu bytes (--tail short)\n",
+		    n, first, last, (unsigned long long)fixed, last, a->tail_bytes);
 }
 
 int cmd_append(int argc, char **argv)
@@ -841,9 +843,9 @@ int cmd_append(int argc, char **argv)
 				"pass --tail pad to zero-fill the last record to %llu "
 				"bytes, or --tail short to append it as a %llu-byte "
 				"record",
-				(unsigned long long)input_bytes, (unsigned long long)fixed,
-				(unsigned long long)over, (unsigned long long)fixed,
-				(unsigned long long)over);
+				(unsigned long long)input_bytes,
+				(unsigned long long)fixed, (unsigned long long)over,
+				(unsigned long long)fixed, (unsigned long long)over);
 	init_opts(&o, &c);
 	o.commit_policy = PMWAL_COMMIT_BUFFERED;
 	struct pmwal *w;
@@ -907,19 +909,20 @@ int cmd_append(int argc, char **argv)
 			    (json_int_t)hi_lsn, "target", c.target);
 
 			if (tail_refused)
-				json_object_set_new(j, "tail_bytes_not_appended",
-						    json_integer((json_int_t)a.tail_bytes));
+				json_object_set_new(
+				    j, "tail_bytes_not_appended",
+				    json_integer((json_int_t)a.tail_bytes));
 			print_json(j);
 		}
 		fprintf(stderr, "pmwal append: failed; %s\n", range);
 		return 1;
 	}
 	if (c.json) {
-		json_t *j = json_pack("{s:I, s:I, s:I, s:I}", "records",
-				      (json_int_t)(a.first ? a.last - a.first + 1 : 0),
-				      "first_lsn", (json_int_t)a.first, "last_lsn",
-				      (json_int_t)a.last, "skipped_empty",
-				      (json_int_t)a.skipped);
+		json_t *j =
+		    json_pack("{s:I, s:I, s:I, s:I}", "records",
+			      (json_int_t)(a.first ? a.last - a.first + 1 : 0),
+			      "first_lsn", (json_int_t)a.first, "last_lsn",
+			      (json_int_t)a.last, "skipped_empty", (json_int_t)a.skipped);
 
 		if (fixed) {
 			size_t last_bytes = a.tail_bytes && a.tail_mode == TAIL_SHORT

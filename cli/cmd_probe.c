@@ -33,9 +33,9 @@ static int probe_fail(const char *target, bool json, int exit_code, const char *
 {
 	fprintf(stderr, "pmwal probe: %s\n", msg);
 	if (json) {
-		json_t *o = json_pack("{s:s, s:s, s:s, s:i}", "command", "probe",
-				      "target", target ? target : "", "error", msg,
-				      "exit", exit_code);
+		json_t *o =
+		    json_pack("{s:s, s:s, s:s, s:i}", "command", "probe", "target",
+			      target ? target : "", "error", msg, "exit", exit_code);
 
 		if (o) {
 			json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

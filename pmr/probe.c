@@ -195,11 +195,12 @@ static int fake_pmr_file(const char *spec, char *err, size_t errlen)
 	if (stat(path, &st) != 0) {
 		rc = -errno;
 		if (rc == -ENOENT)
-			return pmr_errf(err, errlen, rc,
-					"fakepmr:%s: no such file; a fake PMR is a file of "
-					"the region's size: make one with `pmwal create "
-					"fakepmr:%s --size BYTES`",
-					path, path);
+			return pmr_errf(
+			    err, errlen, rc,
+			    "fakepmr:%s: no such file; a fake PMR is a file of "
+			    "the region's size: make one with `pmwal create "
+			    "fakepmr:%s --size BYTES`",
+			    path, path);
 		return target_error(path, rc, err, errlen);
 	}
 	if (!S_ISREG(st.st_mode)) {

@@ -151,7 +151,8 @@ Test(attack, a_superblock_copy_of_another_format_version_refuses_the_log)
 						   "%s", err);
 			}
 			cr_assert_eq(memcmp(before, sim_image(sim), sim_size(sim)), 0,
-				     "copy %d version %u: the refused open wrote", copy, v);
+				     "copy %d version %u: the refused open wrote", copy,
+				     v);
 			free(before);
 			sim_free(sim);
 		}

@@ -114,16 +114,20 @@ Test(format, a_sealed_copy_of_another_version_is_refused_not_skipped)
 			wal_sb_encode(&other, copies + copy * WAL_SB_BYTES);
 			why[0] = 0;
 			cr_assert_eq(wal_sb_pick(copies, &out, why, sizeof(why)),
-				     PMWAL_EFORMAT, "copy %d version %u: the other copy "
-				     "was chosen", copy, v);
+				     PMWAL_EFORMAT,
+				     "copy %d version %u: the other copy "
+				     "was chosen",
+				     copy, v);
 			char want[80];
 
 			snprintf(want, sizeof(want),
-				 "format version %u in the superblock copy at offset %d", v,
-				 copy * WAL_SB_BYTES);
+				 "format version %u in the superblock copy at offset %d",
+				 v, copy * WAL_SB_BYTES);
 			cr_assert_not_null(strstr(why, want), "%s", why);
-			cr_assert_not_null(strstr(why, "beside a version 2 copy"), "%s", why);
-			cr_assert_not_null(strstr(why, "supports version 2 only"), "%s", why);
+			cr_assert_not_null(strstr(why, "beside a version 2 copy"), "%s",
+					   why);
+			cr_assert_not_null(strstr(why, "supports version 2 only"), "%s",
+					   why);
 		}
 	/* Version 3 alone (the other copy torn): still named by version. */
 	struct wal_sb v3 = a;

@@ -256,11 +256,12 @@ static int sb_other_version(const uint8_t *copies, int ra, int rb, char *why,
 				 v, c * WAL_SB_BYTES, PMWAL_FORMAT_VERSION,
 				 PMWAL_FORMAT_VERSION);
 		else if (v == 1)
-			snprintf(why, whylen,
-				 "a format version 1 log (pmwal 0.1); this pmwal supports "
-				 "version %d only: dump it with the old pmwal and append "
-				 "the records to a new log",
-				 PMWAL_FORMAT_VERSION);
+			snprintf(
+			    why, whylen,
+			    "a format version 1 log (pmwal 0.1); this pmwal supports "
+			    "version %d only: dump it with the old pmwal and append "
+			    "the records to a new log",
+			    PMWAL_FORMAT_VERSION);
 		else
 			snprintf(why, whylen,
 				 "format version %u in the superblock copy at offset %u "
@@ -288,11 +289,12 @@ int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_s
 			     wal_get64(copies + WAL_SB_BYTES + 8) == WAL_SB_MAGIC;
 
 		if (magic && (v0 == 1 || v1 == 1))
-			snprintf(why, whylen,
-				 "a format version 1 log (pmwal 0.1); this pmwal supports "
-				 "version %d only: dump it with the old pmwal and append "
-				 "the records to a new log",
-				 PMWAL_FORMAT_VERSION);
+			snprintf(
+			    why, whylen,
+			    "a format version 1 log (pmwal 0.1); this pmwal supports "
+			    "version %d only: dump it with the old pmwal and append "
+			    "the records to a new log",
+			    PMWAL_FORMAT_VERSION);
 		else if (magic)
 			snprintf(why, whylen,
 				 "both superblock copies are damaged or out of range");

@@ -94,8 +94,10 @@ static void sb_seeds(void)
 			for (int v = 1; v <= 3; v += 2) {
 				memset(in + 1, 0, sizeof(in) - 1);
 				in[1] = in[90] = 1;
-				in[2 + c * 89] = (uint8_t)(v ^ 2); /* XOR onto version 2 */
-				snprintf(name, sizeof(name), "log%d_copy%d_version%d", k, c, v);
+				/* XORed onto the version field, 2 */
+				in[2 + c * 89] = (uint8_t)(v ^ 2);
+				snprintf(name, sizeof(name), "log%d_copy%d_version%d", k,
+					 c, v);
 				put("corpus_sb", name, in, sizeof(in));
 			}
 	}

@@ -43,7 +43,8 @@ enum {
 	OPT_SALVAGE,
 	OPT_JSON,
 	OPT_ENABLE_PMR,
-	OPT_HELP
+	OPT_HELP,
+	OPT_TAIL /* append only */
 };
 
 /* clang-format off */
@@ -338,7 +339,13 @@ static const char *verdict_str(int v)
 				      : "corrupt";
 }
 
-static json_t *report_json(const char *target, const struct pmwal_report *r)
+/*
+ * A scan's report as JSON, with where the log stands (@i: head and next LSN).
+ * With no records there is no first or last LSN: they are null, not 0 (no
+ * record has LSN 0), and next_lsn says where appends go on.
+ */
+static json_t *report_json(const char *target, const struct pmwal_report *r,
+			   const struct pmwal_info *i)
 {
 	json_t *o = json_pack(
 	    "{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:s}", "target", target,
@@ -349,6 +356,12 @@ static json_t *report_json(const char *target, const struct pmwal_report *r)
 	    "durable_hint", (json_int_t)r->durable_hint, "elapsed_s", r->elapsed_ns / 1e9,
 	    "detail", r->detail);
 
+	if (r->records == 0) {
+		json_object_set_new(o, "first_lsn", json_null());
+		json_object_set_new(o, "last_lsn", json_null());
+	}
+	json_object_set_new(o, "head_lsn", json_integer((json_int_t)i->head_lsn));
+	json_object_set_new(o, "next_lsn", json_integer((json_int_t)i->next_lsn));
 	if (r->verdict == PMWAL_CORRUPT) {
 		json_object_set_new(o, "corrupt_lsn",
 				    json_integer((json_int_t)r->corrupt_lsn));
@@ -374,13 +387,22 @@ static void print_json(json_t *o)
 	json_decref(o);
 }
 
-static void print_report(const char *target, const struct pmwal_report *r)
+static void print_report(const char *target, const struct pmwal_report *r,
+			 const struct pmwal_info *i)
 {
 	printf("%s: %s\n", target, verdict_str(r->verdict));
-	printf("  records      %llu (LSN %llu..%llu), %llu payload bytes, %llu blocks\n",
-	       (unsigned long long)r->records, (unsigned long long)r->first_lsn,
-	       (unsigned long long)r->last_lsn, (unsigned long long)r->payload_bytes,
-	       (unsigned long long)r->blocks);
+	if (r->records)
+		printf("  records      %llu (LSN %llu..%llu), %llu payload bytes, %llu "
+		       "blocks\n",
+		       (unsigned long long)r->records, (unsigned long long)r->first_lsn,
+		       (unsigned long long)r->last_lsn,
+		       (unsigned long long)r->payload_bytes,
+		       (unsigned long long)r->blocks);
+	else /* released, never written, or (corrupt) hidden by the damage */
+		printf("  records      none: the log holds no %srecords\n",
+		       r->verdict == PMWAL_CORRUPT ? "readable " : "");
+	printf("  next LSN     %llu (head LSN %llu)\n", (unsigned long long)i->next_lsn,
+	       (unsigned long long)i->head_lsn);
 	printf("  ends at      byte offset %llu\n", (unsigned long long)r->end_offset);
 	if (r->verdict == PMWAL_CORRUPT)
 		printf("  corrupt at   LSN %llu, byte offset %llu\n",
@@ -553,8 +575,9 @@ int cmd_create(int argc, char **argv)
 #define READ_EOF    (-1)
 #define READ_FAILED (-2) /* out of memory or a read error: errno says which */
 
-/* Reads the next record: a line without its newline, or @fixed bytes (the
- * last may be shorter). Returns its length, READ_EOF or READ_FAILED. */
+/* Reads the next record: a line without its newline, or @fixed bytes (at the
+ * end of the input, what is left: fewer bytes). Returns its length, READ_EOF
+ * or READ_FAILED. */
 static ssize_t read_record(FILE *in, size_t fixed, char **buf, size_t *cap)
 {
 	if (!fixed) {
@@ -579,14 +602,28 @@ static ssize_t read_record(FILE *in, size_t fixed, char **buf, size_t *cap)
 	}
 	size_t n = fread(*buf, 1, fixed, in);
 
+	if (n < fixed && ferror(in)) /* a short read is the end, not an error */
+		return READ_FAILED;
 	if (n == 0)
-		return ferror(in) ? READ_FAILED : READ_EOF;
+		return READ_EOF;
 	return (ssize_t)n;
 }
+
+/*
+ * What --record-size N does with an input whose length is not a multiple of
+ * N: the bytes after the last whole record are its tail.
+ */
+enum append_tail {
+	TAIL_REFUSE, /* not appended, and the command fails (the default) */
+	TAIL_PAD,    /* appended as a record of N bytes, zero-filled */
+	TAIL_SHORT,  /* appended as a shorter record */
+};
 
 /* What one append run did: LSNs first..last were accepted (0: none). */
 struct append_run {
 	uint64_t first, last, skipped;
+	enum append_tail tail_mode;
+	size_t tail_bytes; /* input bytes after the last whole record, 0: none */
 	struct iovec iov[APPEND_BATCH_RECORDS];
 	int n;
 	uint64_t batch_bytes; /* records plus their 4-byte headers */
@@ -642,6 +679,15 @@ static int append_all(struct pmwal *w, struct append_run *a, size_t fixed,
 			a->skipped++;
 			continue;
 		}
+		if (fixed && (size_t)len < fixed) { /* the input's tail */
+			a->tail_bytes = (size_t)len;
+			if (a->tail_mode == TAIL_REFUSE)
+				break;
+			if (a->tail_mode == TAIL_PAD) { /* buf holds @fixed bytes */
+				memset(buf + len, 0, fixed - (size_t)len);
+				len = (ssize_t)fixed;
+			}
+		}
 		uint64_t bytes = (uint64_t)len + 4;
 
 		if (a->n == APPEND_BATCH_RECORDS ||
@@ -670,14 +716,66 @@ static int append_all(struct pmwal *w, struct append_run *a, size_t fixed,
 	return rc;
 }
 
+/*
+ * The bytes left over after whole @fixed-byte records when stdin is a regular
+ * file (known before anything is read); 0 when none or when stdin is a pipe.
+ */
+static uint64_t input_tail_bytes(uint64_t fixed, uint64_t *input_bytes)
+{
+	struct stat st;
+	off_t off;
+
+	*input_bytes = 0;
+	if (fstat(STDIN_FILENO, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	off = lseek(STDIN_FILENO, 0, SEEK_CUR);
+	if (off < 0 || off > st.st_size)
+		return 0;
+	*input_bytes = (uint64_t)(st.st_size - off);
+	return *input_bytes % fixed;
+}
+
+/* The success line: how many records, their sizes, and what became of the
+ * input's tail. */
+static void print_appended(const struct append_run *a, uint64_t fixed)
+{
+	unsigned long long n = a->first ? a->last - a->first + 1 : 0;
+	unsigned long long first = a->first, last = a->last;
+
+	if (!fixed)
+		fprintf(stderr, "appended %llu records (LSN %llu..%llu), durable\n", n,
+			first, last);
+	else if (!a->tail_bytes)
+		fprintf(stderr,
+			"appended %llu records of %llu bytes (LSN %llu..%llu), "
+			"durable\n",
+			n, (unsigned long long)fixed, first, last);
+	else if (a->tail_mode == TAIL_PAD)
+		fprintf(stderr,
+			"appended %llu records of %llu bytes (LSN %llu..%llu), durable; "
+			"the last (LSN %llu) holds the input's last %zu bytes and %llu "
+			"zero bytes of padding (--tail pad)\n",
+			n, (unsigned long long)fixed, first, last, last, a->tail_bytes,
+			(unsigned long long)(fixed - a->tail_bytes));
+	else
+		fprintf(
+		    stderr,
+		    "appended %llu records (LSN %llu..%llu), durable: %llu bytes each "
+		    "but the last (LSN %llu), which is %zu bytes (--tail short)\n",
+		    n, first, last, (unsigned long long)fixed, last, a->tail_bytes);
+}
+
 int cmd_append(int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    {"record-size", required_argument, NULL, 'n'}, COMMON_LONG_OPTIONS, {0}};
+	static const struct option lo[] = {{"record-size", required_argument, NULL, 'n'},
+					   {"tail", required_argument, NULL, OPT_TAIL},
+					   COMMON_LONG_OPTIONS,
+					   {0}};
 	struct common c = {0};
 	struct pmwal_options o;
 	struct append_run a = {0};
 	uint64_t fixed = 0;
+	const char *tail_opt = NULL;
 	int opt, rc;
 
 	optind = 1;
@@ -692,15 +790,36 @@ int cmd_append(int argc, char **argv)
 				return bad_value("append", "--record-size", optarg,
 						 "1 .. 1G bytes");
 			break;
+		case OPT_TAIL:
+			tail_opt = optarg;
+			if (!strcmp(optarg, "refuse"))
+				a.tail_mode = TAIL_REFUSE;
+			else if (!strcmp(optarg, "pad"))
+				a.tail_mode = TAIL_PAD;
+			else if (!strcmp(optarg, "short"))
+				a.tail_mode = TAIL_SHORT;
+			else
+				return bad_value("append", "--tail", optarg,
+						 "refuse, pad or short");
+			break;
 		case 'h':
-			printf("usage: pmwal append TARGET [--record-size N] < records\n"
+			printf("usage: pmwal append TARGET [--record-size N [--tail "
+			       "refuse|pad|short]] < records\n"
 			       "Appends one record per input line (newline removed; "
-			       "empty lines "
-			       "are skipped),\nor fixed-size records of N bytes. Exits 0 "
-			       "only "
-			       "once every record is durable; on failure it says which "
-			       "records are\n(\"durable: LSN a..b\" or \"nothing "
-			       "durable\").\n%s",
+			       "empty lines are skipped),\n"
+			       "or with --record-size, records of exactly N bytes. "
+			       "Input that does not end on\n"
+			       "a whole record is refused (--tail refuse, the "
+			       "default): from a file before\n"
+			       "anything is appended (exit 2), from a pipe once the "
+			       "whole records before\n"
+			       "the tail are durable (exit 1). --tail pad zero-fills "
+			       "the last record to N\n"
+			       "bytes; --tail short appends it shorter; the output "
+			       "says which was done.\n"
+			       "Exits 0 only once every record is durable; on failure "
+			       "it says which records\n"
+			       "are (\"durable: LSN a..b\" or \"nothing durable\").\n%s",
 			       common_help);
 			return 0;
 		default:
@@ -708,8 +827,25 @@ int cmd_append(int argc, char **argv)
 		}
 	}
 	if ((rc = take_target(&c, "append", argc, argv)) ||
-	    (rc = no_more_args("append", argc, argv)) || (rc = check_node(&c, "append")))
+	    (rc = no_more_args("append", argc, argv)))
 		return rc;
+	if (tail_opt && !fixed)
+		return bad_usage("append", "--tail needs --record-size (lines have no "
+					   "tail)");
+	if ((rc = check_node(&c, "append")))
+		return rc;
+	uint64_t input_bytes, over = fixed ? input_tail_bytes(fixed, &input_bytes) : 0;
+
+	if (over && a.tail_mode == TAIL_REFUSE)
+		return cli_fail(&c, "append", 2,
+				"the input is %llu bytes, not a whole number of "
+				"%llu-byte records (%llu bytes over); nothing appended: "
+				"pass --tail pad to zero-fill the last record to %llu "
+				"bytes, or --tail short to append it as a %llu-byte "
+				"record",
+				(unsigned long long)input_bytes,
+				(unsigned long long)fixed, (unsigned long long)over,
+				(unsigned long long)fixed, (unsigned long long)over);
 	init_opts(&o, &c);
 	o.commit_policy = PMWAL_COMMIT_BUFFERED;
 	struct pmwal *w;
@@ -751,28 +887,62 @@ int cmd_append(int argc, char **argv)
 
 	durable_range(&a, pmwal_durable_lsn(w), range, sizeof(range), &lo_lsn, &hi_lsn);
 	int crc = close_log(&c, "append", w);
+	/* From a pipe the tail shows only at the end, after the whole records
+	 * before it were appended: they stay, the tail is refused. */
+	bool tail_refused = a.tail_bytes && a.tail_mode == TAIL_REFUSE;
+	char tail_msg[300];
 
-	if (rc || crc) {
-		if (c.json)
-			print_json(json_pack(
+	snprintf(tail_msg, sizeof(tail_msg),
+		 "the input's last %zu bytes are not a whole %llu-byte record and were "
+		 "not appended (pass --tail pad or --tail short to keep them)",
+		 a.tail_bytes, (unsigned long long)fixed);
+	if (tail_refused && !rc && !crc)
+		fprintf(stderr, "pmwal append: %s\n", tail_msg);
+	if (rc || crc || tail_refused) {
+		if (c.json) {
+			json_t *j = json_pack(
 			    "{s:s, s:I, s:I, s:I, s:s}", "error",
-			    pmwal_strerror(rc ? rc : crc), "durable_records",
+			    rc || crc ? pmwal_strerror(rc ? rc : crc) : tail_msg,
+			    "durable_records",
 			    (json_int_t)(lo_lsn ? hi_lsn - lo_lsn + 1 : 0),
 			    "durable_first_lsn", (json_int_t)lo_lsn, "durable_last_lsn",
-			    (json_int_t)hi_lsn, "target", c.target));
+			    (json_int_t)hi_lsn, "target", c.target);
+
+			if (tail_refused)
+				json_object_set_new(
+				    j, "tail_bytes_not_appended",
+				    json_integer((json_int_t)a.tail_bytes));
+			print_json(j);
+		}
 		fprintf(stderr, "pmwal append: failed; %s\n", range);
 		return 1;
 	}
-	if (c.json)
-		print_json(json_pack("{s:I, s:I, s:I, s:I}", "records",
-				     (json_int_t)(a.first ? a.last - a.first + 1 : 0),
-				     "first_lsn", (json_int_t)a.first, "last_lsn",
-				     (json_int_t)a.last, "skipped_empty",
-				     (json_int_t)a.skipped));
-	else
-		fprintf(stderr, "appended %llu records (LSN %llu..%llu), durable\n",
-			(unsigned long long)(a.first ? a.last - a.first + 1 : 0),
-			(unsigned long long)a.first, (unsigned long long)a.last);
+	if (c.json) {
+		json_t *j =
+		    json_pack("{s:I, s:I, s:I, s:I}", "records",
+			      (json_int_t)(a.first ? a.last - a.first + 1 : 0),
+			      "first_lsn", (json_int_t)a.first, "last_lsn",
+			      (json_int_t)a.last, "skipped_empty", (json_int_t)a.skipped);
+
+		if (fixed) {
+			size_t last_bytes = a.tail_bytes && a.tail_mode == TAIL_SHORT
+						? a.tail_bytes
+						: (size_t)fixed;
+
+			json_object_set_new(j, "record_bytes",
+					    json_integer((json_int_t)fixed));
+			json_object_set_new(j, "last_record_bytes",
+					    json_integer((json_int_t)last_bytes));
+			json_object_set_new(
+			    j, "padded_bytes",
+			    json_integer(a.tail_bytes && a.tail_mode == TAIL_PAD
+					     ? (json_int_t)(fixed - a.tail_bytes)
+					     : 0));
+		}
+		print_json(j);
+	} else {
+		print_appended(&a, fixed);
+	}
 	return 0;
 }
 
@@ -882,6 +1052,17 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "pmwal dump: %s: %s\n", pmwal_strerror(rc),
 			pmwal_errmsg(w));
 	pmwal_iter_close(it);
+	struct pmwal_info info;
+
+	pmwal_stat(w, &info);
+	/* An empty dump is not an error; say why it is empty (stderr: stdout
+	 * holds only records, in both formats). */
+	if (rc == 0 && !last && info.next_lsn <= info.head_lsn)
+		fprintf(stderr,
+			"pmwal dump: %s: the log holds no records (next LSN %llu, head "
+			"LSN %llu)\n",
+			c.target, (unsigned long long)info.next_lsn,
+			(unsigned long long)info.head_lsn);
 	/* Salvage opened a damaged log; the iterator reads only up to the first
 	 * damage. Say what was not dumped rather than exit 0 as if complete. */
 	const struct pmwal_report *r = pmwal_recovery_report(w);
@@ -918,13 +1099,22 @@ int cmd_verify(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	init_opts(&o, &c);
-	rc = pmwal_verify(&o, &rep);
+	/* What pmwal_verify() does (a read-only salvage open: nothing is
+	 * written), keeping the handle to name the head and next LSN. */
+	o.flags |= PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE;
+	struct pmwal *w;
+	struct pmwal_info info;
+
+	rc = pmwal_open(&o, &w);
 	if (rc)
 		return cli_fail(&c, "verify", 2, "%s", open_msg(&c, rc));
+	rep = *pmwal_recovery_report(w);
+	pmwal_stat(w, &info);
+	(void)pmwal_close(w); /* read-only: nothing to make durable */
 	if (c.json)
-		print_json(report_json(c.target, &rep));
+		print_json(report_json(c.target, &rep, &info));
 	else
-		print_report(c.target, &rep);
+		print_report(c.target, &rep, &info);
 	return rep.verdict == PMWAL_CORRUPT ? 3 : 0;
 }
 
@@ -949,12 +1139,14 @@ int cmd_recover(int argc, char **argv)
 	if (rc)
 		return open_failed("recover", &c, rc);
 	struct pmwal_report rep = *pmwal_recovery_report(w);
+	struct pmwal_info info;
 
+	pmwal_stat(w, &info);
 	rc = close_log(&c, "recover", w);
 	if (c.json)
-		print_json(report_json(c.target, &rep));
+		print_json(report_json(c.target, &rep, &info));
 	else
-		print_report(c.target, &rep);
+		print_report(c.target, &rep, &info);
 	if (rc)
 		return 1;
 	return rep.verdict == PMWAL_CORRUPT ? 3 : 0;
@@ -1022,7 +1214,8 @@ int cmd_info(int argc, char **argv)
 			       (unsigned long long)i.head_lsn,
 			       (unsigned long long)i.durable_lsn);
 		else
-			printf("  records        none live");
+			printf("  records        none live (head LSN %llu)",
+			       (unsigned long long)i.head_lsn);
 		printf(", next LSN %llu, max record %u bytes\n",
 		       (unsigned long long)i.next_lsn, i.record_bytes_max);
 		printf("  medium         %s%s, I/O path %s%s, sector %u bytes\n",

@@ -24,6 +24,28 @@ static void usage(FILE *f)
 		"  --json: print one JSON object\n");
 }
 
+/*
+ * Reports a refused target and returns @exit_code: one line on stderr and,
+ * with --json, one object on stdout as the log commands give, so that a
+ * script parsing stdout sees it.
+ */
+static int probe_fail(const char *target, bool json, int exit_code, const char *msg)
+{
+	fprintf(stderr, "pmwal probe: %s\n", msg);
+	if (json) {
+		json_t *o =
+		    json_pack("{s:s, s:s, s:s, s:i}", "command", "probe", "target",
+			      target ? target : "", "error", msg, "exit", exit_code);
+
+		if (o) {
+			json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+			fputc('\n', stdout);
+			json_decref(o);
+		}
+	}
+	return exit_code;
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	const char *target = NULL;
@@ -53,10 +75,11 @@ int cmd_probe(int argc, char **argv)
 	}
 	rc = pmr_probe(target, &o, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "pmwal probe: %s\n", err[0] ? err : strerror(-rc));
 		/* An unreadable or missing target is the user's to fix (2);
 		 * running out of memory is ours (1). */
-		return rc == -ENOMEM ? 1 : 2;
+		int code = rc == -ENOMEM ? 1 : 2;
+
+		return probe_fail(target, json, code, err[0] ? err : strerror(-rc));
 	}
 	if (json) {
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -171,12 +171,71 @@ static void pci_facts(json_t *o, const char *bdf)
 	closedir(d);
 }
 
+/* The smallest fake PMR the region code opens: one 64-byte line. */
+#define FAKE_PMR_MIN_BYTES 64u
+
+/*
+ * A fake PMR is a regular file holding the region's durable image. Its
+ * registers are simulated, so they would look healthy whatever PATH is: look
+ * at PATH itself (stat only: opening a FIFO would block) and refuse what
+ * cannot back a region, saying how to make one.
+ */
+static int fake_pmr_file(const char *spec, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	size_t len = strcspn(spec, ",");
+	struct stat st;
+	const char *what;
+	int rc;
+
+	if (len == 0 || len >= sizeof(path))
+		return 0; /* pmr_query_caps names the malformed target */
+	memcpy(path, spec, len);
+	path[len] = '\0';
+	if (stat(path, &st) != 0) {
+		rc = -errno;
+		if (rc == -ENOENT)
+			return pmr_errf(
+			    err, errlen, rc,
+			    "fakepmr:%s: no such file; a fake PMR is a file of "
+			    "the region's size: make one with `pmwal create "
+			    "fakepmr:%s --size BYTES`",
+			    path, path);
+		return target_error(path, rc, err, errlen);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		what = S_ISFIFO(st.st_mode)   ? "a FIFO"
+		       : S_ISSOCK(st.st_mode) ? "a socket"
+		       : S_ISDIR(st.st_mode)  ? "a directory"
+		       : S_ISCHR(st.st_mode)  ? "a character device"
+		       : S_ISBLK(st.st_mode)  ? "a block device"
+					      : "not a file";
+		return pmr_errf(err, errlen, -ENODEV,
+				"fakepmr:%s: %s is %s, not a regular file: a fake PMR "
+				"is a regular file (make one with `pmwal create "
+				"fakepmr:FILE --size BYTES`)",
+				path, path, what);
+	}
+	if ((uint64_t)st.st_size < FAKE_PMR_MIN_BYTES)
+		return pmr_errf(err, errlen, -EINVAL,
+				"fakepmr:%s: the file holds %lld bytes, less than the "
+				"%u-byte smallest region; give it a size (`pmwal create "
+				"fakepmr:%s --size BYTES --force`)",
+				path, (long long)st.st_size, FAKE_PMR_MIN_BYTES, path);
+	if (access(path, R_OK) != 0)
+		return target_error(path, -errno, err, errlen);
+	return 0;
+}
+
 static int probe_pmr(const char *target, json_t *o, char *err, size_t errlen)
 {
 	struct pmr_caps caps;
 	char bdf[32];
 	int rc;
 
+	if (strncmp(target, "fakepmr:", 8) == 0 &&
+	    (rc = fake_pmr_file(target + 8, err, errlen)))
+		return rc;
 	rc = pmr_query_caps(target, &caps, err, errlen);
 	if (rc)
 		return rc;

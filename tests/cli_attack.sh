@@ -85,6 +85,25 @@ done
 check devnull_create_pmem 2 "$pmwal" create pmem:/dev/null --size 1M
 expect devnull_create_msg "/dev/null is a character device"
 
+# probe fakepmr:PATH looks at PATH: the simulated registers would read
+# healthy whatever it is. A FIFO (without blocking), a missing file, a
+# character device or an empty file is refused by name, exit 2, JSON with
+# --json; a real fake PMR file probes fine.
+check probe_fakepmr_fifo 2 "$pmwal" probe "fakepmr:$dir/fifo"
+expect probe_fakepmr_fifo_msg "fifo is a FIFO, not a regular file"
+check probe_fakepmr_missing 2 "$pmwal" probe "fakepmr:$dir/nope,wbm=1"
+expect probe_fakepmr_missing_msg "nope: no such file.*pmwal create fakepmr:"
+check probe_fakepmr_devnull 2 "$pmwal" probe fakepmr:/dev/null
+expect probe_fakepmr_devnull_msg "/dev/null is a character device, not a regular file"
+: >"$dir/empty"
+check probe_fakepmr_empty 2 "$pmwal" probe "fakepmr:$dir/empty"
+expect probe_fakepmr_empty_msg "empty: the file holds 0 bytes"
+check probe_fakepmr_json 2 "$pmwal" probe "fakepmr:$dir/fifo" --json
+ok probe_fakepmr_json_object jq -se 'length == 1 and .[0].exit == 2 and (.[0].error | test("is a FIFO"))' "$dir/out" >/dev/null
+"$pmwal" create "fakepmr:$dir/fake.pmr" --size 1M >/dev/null
+check probe_fakepmr_file 0 "$pmwal" probe "fakepmr:$dir/fake.pmr" --json
+ok probe_fakepmr_file_size jq -e '.pmr.bar_bytes == 1048576' "$dir/out" >/dev/null
+
 # create never overwrites a user's file without --force, whatever the prefix.
 for prefix in file: fakepmr:; do
 	echo precious >"$dir/user.txt"
@@ -151,9 +170,58 @@ expect record_size_over_max_msg "\-\-record-size 8192 is larger than the log's m
 # is too large here.
 "$pmwal" create "$dir/batch" --size 64M --record-max 1M >/dev/null
 check batch_split 0 bash -c "head -c 8M /dev/zero | '$pmwal' append '$dir/batch' --record-size 256K"
-expect batch_split_msg "appended 32 records (LSN 1..32), durable"
+expect batch_split_msg "appended 32 records of 262144 bytes (LSN 1\.\.32), durable"
 check batch_split_lines 0 bash -c "for i in \$(seq 1 64); do head -c 100000 /dev/zero | tr '\\0' x; echo; done | '$pmwal' append '$dir/batch'"
 expect batch_split_lines_msg "appended 64 records (LSN 33..96), durable"
+
+# --record-size N: every record is exactly N bytes. An input that does not
+# end on a whole record is refused unless --tail says otherwise: from a file
+# before anything is appended, from a pipe after the whole records (exit 1,
+# what is durable named). --tail pad and --tail short say what they did.
+"$pmwal" create "$dir/fixed" --size 1M >/dev/null
+head -c 250 /dev/zero | tr '\0' a >"$dir/in250"
+check tail_refused_file 2 bash -c "'$pmwal' append '$dir/fixed' --record-size 100 <'$dir/in250'"
+expect tail_refused_file_msg "input is 250 bytes, not a whole number of 100-byte records (50 bytes over); nothing appended"
+check tail_refused_file_nothing 0 "$pmwal" verify "$dir/fixed" --json
+ok tail_refused_file_nothing_records jq -e '.records == 0' "$dir/out" >/dev/null
+check tail_refused_pipe 1 bash -c "cat '$dir/in250' | '$pmwal' append '$dir/fixed' --record-size 100"
+expect tail_refused_pipe_msg "last 50 bytes are not a whole 100-byte record and were not appended"
+expect tail_refused_pipe_durable "durable: LSN 1\.\.2"
+check tail_refused_pipe_json 1 bash -c "cat '$dir/in250' | '$pmwal' append '$dir/fixed' --record-size 100 --json"
+ok tail_refused_pipe_json_object jq -se 'length == 1 and .[0].tail_bytes_not_appended == 50 and .[0].durable_records == 2' "$dir/out" >/dev/null
+check tail_pad 0 bash -c "'$pmwal' append '$dir/fixed' --record-size 100 --tail pad <'$dir/in250'"
+expect tail_pad_msg "appended 3 records of 100 bytes (LSN 5\.\.7), durable; the last (LSN 7) holds the input's last 50 bytes and 50 zero bytes of padding"
+check tail_short 0 bash -c "cat '$dir/in250' | '$pmwal' append '$dir/fixed' --record-size 100 --tail short --json"
+ok tail_short_json jq -e '.records == 3 and .last_lsn == 10 and .record_bytes == 100 and .last_record_bytes == 50' "$dir/out" >/dev/null
+check tail_sizes 0 "$pmwal" dump "$dir/fixed" --json
+ok tail_sizes_each jq -se '[.[].len] == [100,100,100,100,100,100,100,100,100,50]' "$dir/out" >/dev/null
+check tail_needs_record_size 2 bash -c "'$pmwal' append '$dir/fixed' --tail pad <'$dir/in250'"
+expect tail_needs_record_size_msg "\-\-tail needs \-\-record-size"
+check tail_help 0 "$pmwal" append --help
+expect tail_help_msg "records of exactly N bytes"
+
+# A log whose every record was released holds none: verify, recover, dump and
+# info say so and name the next LSN and the head, never "LSN 0..0".
+"$pmwal" create "$dir/released" --size 1M >/dev/null
+seq 1 5 | "$pmwal" append "$dir/released" 2>/dev/null
+"$pmwal" release "$dir/released" 6
+for cmd in verify recover; do
+	check "released_$cmd" 0 "$pmwal" "$cmd" "$dir/released"
+	expect "released_${cmd}_none" "records      none: the log holds no records"
+	expect "released_${cmd}_next" "next LSN     6 (head LSN 6)"
+	ok "released_${cmd}_no_lsn_0" bash -c "! grep -q \"LSN 0\" \"$dir/out\""
+	check "released_${cmd}_json" 0 "$pmwal" "$cmd" "$dir/released" --json
+	ok "released_${cmd}_json_fields" jq -e '.records == 0 and .first_lsn == null and .last_lsn == null and .next_lsn == 6 and .head_lsn == 6' "$dir/out" >/dev/null
+done
+check released_dump 0 "$pmwal" dump "$dir/released"
+ok released_dump_stdout_empty [ ! -s "$dir/out" ]
+expect released_dump_msg "released: the log holds no records (next LSN 6, head LSN 6)"
+check released_info 0 "$pmwal" info "$dir/released"
+expect released_info_msg "records        none live (head LSN 6), next LSN 6"
+check released_info_json 0 "$pmwal" info "$dir/released" --json
+ok released_info_json_fields jq -e '.head_lsn == 6 and .next_lsn == 6 and .used_blocks == 0' "$dir/out" >/dev/null
+check released_some_verify 0 "$pmwal" verify "$dir/fixed"
+expect released_some_verify_msg "next LSN     11 (head LSN 1)"
 
 # A failure part-way says what is durable.
 "$pmwal" create "$dir/tiny" --size 64K >/dev/null

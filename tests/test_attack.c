@@ -8,6 +8,8 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
@@ -106,6 +108,54 @@ Test(attack, a_foreign_superblock_in_one_slot_is_refused_not_trusted)
 		  (unsigned long long)rep.records);
 	sim_free(sim);
 	sim_free(other);
+}
+
+/* Class 2: a copy resealed with another format version is no damaged copy
+ * to route around: another pmwal or tool wrote it. Read-only or for writing,
+ * the open is refused by that version (named, with the one supported), and
+ * nothing is written. */
+Test(attack, a_superblock_copy_of_another_format_version_refuses_the_log)
+{
+	static const uint32_t versions[] = {1, 3, 0, UINT32_MAX};
+
+	for (int copy = 0; copy < 2; copy++)
+		for (size_t k = 0; k < sizeof(versions) / sizeof(versions[0]); k++) {
+			struct sim_dev *sim = two_opens();
+			uint8_t *sb = sim_image(sim) + copy * WAL_SB_BYTES;
+			uint32_t v = versions[k];
+
+			wal_put32(sb + 16, v);
+			wal_put64(sb, wal_xxh3(sb + 8, WAL_SB_BYTES - 8, WAL_SB_SEED));
+			uint8_t *before = malloc(sim_size(sim));
+
+			cr_assert_not_null(before);
+			memcpy(before, sim_image(sim), sim_size(sim));
+			for (int ro = 0; ro < 2; ro++) {
+				char err[512] = "", want[64];
+				struct pmwal_options o = tu_sim_opts(
+				    ro ? PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE : 0, 0);
+				struct pmwal *w = NULL;
+
+				o.errmsg_buf = err;
+				o.errmsg_len = sizeof(err);
+				int rc = wal_open_dev(&o, sim_wal_dev(sim), &w);
+
+				cr_assert_eq(rc, PMWAL_EFORMAT,
+					     "copy %d version %u (%s): rc %d, the other "
+					     "copy was chosen",
+					     copy, v, ro ? "read-only" : "writing", rc);
+				cr_assert_null(w);
+				snprintf(want, sizeof(want), "format version %u", v);
+				cr_assert_not_null(strstr(err, want), "%s", err);
+				cr_assert_not_null(strstr(err, "supports version 2 only"),
+						   "%s", err);
+			}
+			cr_assert_eq(memcmp(before, sim_image(sim), sim_size(sim)), 0,
+				     "copy %d version %u: the refused open wrote", copy,
+				     v);
+			free(before);
+			sim_free(sim);
+		}
 }
 
 /* Class 2: fields that pass the checksum but lie are refused or caught,

@@ -4,6 +4,7 @@
  * rule that makes a superblock or a block valid (format.c's specification).
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "format.h"
@@ -93,6 +94,56 @@ Test(format, superblock_copies_of_two_logs_are_corrupt_never_a_guess)
 	a.head_lsn = 1001;
 	wal_sb_encode(&a, copies + WAL_SB_BYTES);
 	cr_assert_eq(wal_sb_pick(copies, &out, why, sizeof(why)), PMWAL_ECORRUPT);
+}
+
+/* A copy whose checksum holds but whose version is not 2 is not a damaged
+ * copy: the log is refused by that version, even beside a valid copy (a
+ * newer one, or an older). */
+Test(format, a_sealed_copy_of_another_version_is_refused_not_skipped)
+{
+	uint8_t copies[2 * WAL_SB_BYTES];
+	struct wal_sb a = sample_sb(), out;
+	char why[256];
+
+	for (int copy = 0; copy < 2; copy++)
+		for (uint32_t v = 1; v <= 3; v += 2) {
+			struct wal_sb other = a;
+
+			other.format_version = v;
+			wal_sb_encode(&a, copies + (1 - copy) * WAL_SB_BYTES);
+			wal_sb_encode(&other, copies + copy * WAL_SB_BYTES);
+			why[0] = 0;
+			cr_assert_eq(wal_sb_pick(copies, &out, why, sizeof(why)),
+				     PMWAL_EFORMAT,
+				     "copy %d version %u: the other copy "
+				     "was chosen",
+				     copy, v);
+			char want[80];
+
+			snprintf(want, sizeof(want),
+				 "format version %u in the superblock copy at offset %d",
+				 v, copy * WAL_SB_BYTES);
+			cr_assert_not_null(strstr(why, want), "%s", why);
+			cr_assert_not_null(strstr(why, "beside a version 2 copy"), "%s",
+					   why);
+			cr_assert_not_null(strstr(why, "supports version 2 only"), "%s",
+					   why);
+		}
+	/* Version 3 alone (the other copy torn): still named by version. */
+	struct wal_sb v3 = a;
+
+	v3.format_version = 3;
+	wal_sb_encode(&v3, copies);
+	wal_sb_encode(&a, copies + WAL_SB_BYTES);
+	copies[WAL_SB_BYTES + 100] ^= 1;
+	cr_assert_eq(wal_sb_pick(copies, &out, why, sizeof(why)), PMWAL_EFORMAT);
+	cr_assert_not_null(strstr(why, "format version 3"), "%s", why);
+	/* A damaged copy whose version field was hit is still just damaged. */
+	wal_sb_encode(&a, copies);
+	wal_sb_encode(&a, copies + WAL_SB_BYTES);
+	copies[WAL_SB_BYTES + 16] ^= 1; /* version 3, checksum not resealed */
+	cr_assert_eq(wal_sb_pick(copies, &out, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(out.head_lsn, a.head_lsn);
 }
 
 /* Fields that pass the checksum but are out of range: each is refused. */

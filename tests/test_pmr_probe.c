@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char *dir; /* per test, on tmpfs: the emulated-pmem case */
@@ -93,12 +94,27 @@ Test(probe, directory_probes_a_scratch_file_and_removes_it)
 	json_decref(o);
 }
 
+/* A new regular file of @bytes (a fake PMR's durable image); 0 or -1. */
+static int truncate_new(const char *path, off_t bytes)
+{
+	int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0644);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = ftruncate(fd, bytes);
+	close(fd);
+	return rc;
+}
+
 Test(probe, fake_pmr_registers)
 {
-	char target[160];
+	char target[160], path[128];
 	json_t *o, *pmr;
 
-	snprintf(target, sizeof(target), "fakepmr:%s/pmr,wbm=1,en=0", dir);
+	snprintf(path, sizeof(path), "%s/pmr", dir);
+	cr_assert_eq(truncate_new(path, 1 << 20), 0, "%s: %s", path, strerror(errno));
+	snprintf(target, sizeof(target), "fakepmr:%s,wbm=1,en=0", path);
 	o = pmr_probe_json(target, err, sizeof(err));
 	cr_assert_not_null(o, "%s", err);
 	cr_assert_str_eq(str(o, "kind"), "fakepmr");
@@ -110,6 +126,35 @@ Test(probe, fake_pmr_registers)
 	cr_assert(json_is_false(json_object_get(pmr, "enabled")));
 	cr_assert_str_eq(str(pmr, "health"), "normal");
 	json_decref(o);
+}
+
+/* The simulated registers look healthy whatever the file is: the probe must
+ * look at the file and refuse one that cannot hold a region. */
+Test(probe, fake_pmr_refuses_what_is_no_region_file)
+{
+	char path[128], target[160];
+	json_t *o;
+
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(path, 0644), 0);
+	snprintf(target, sizeof(target), "fakepmr:%s", path);
+	cr_assert_eq(pmr_probe(target, &o, err, sizeof(err)), -ENODEV); /* no hang */
+	cr_assert_null(o);
+	cr_assert_not_null(strstr(err, "fifo is a FIFO, not a regular file"), "%s", err);
+
+	snprintf(target, sizeof(target), "fakepmr:%s/none,wbm=1", dir);
+	cr_assert_eq(pmr_probe(target, &o, err, sizeof(err)), -ENOENT);
+	cr_assert_not_null(strstr(err, "none: no such file"), "%s", err);
+	cr_assert_not_null(strstr(err, "pmwal create fakepmr:"), "%s", err);
+
+	cr_assert_eq(pmr_probe("fakepmr:/dev/null", &o, err, sizeof(err)), -ENODEV);
+	cr_assert_not_null(strstr(err, "/dev/null is a character device"), "%s", err);
+
+	snprintf(path, sizeof(path), "%s/empty", dir);
+	cr_assert_eq(truncate_new(path, 0), 0);
+	snprintf(target, sizeof(target), "fakepmr:%s", path);
+	cr_assert_eq(pmr_probe(target, &o, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "holds 0 bytes"), "%s", err);
 }
 
 Test(probe, machine_listing)

@@ -19,7 +19,7 @@
  *   off size field
  *     0    8 checksum          XXH3_64bits(bytes [8, 4096), seed WAL_SB_SEED)
  *     8    8 magic             "PMWALSB1" (0x3142534c41574d50)
- *    16    4 format_version    2 (version 1 logs are refused by name)
+ *    16    4 format_version    2 (any other version is refused by name)
  *    20    4 block_bytes       4096
  *    24    8 log_id            random, nonzero: the log's identity
  *    32    8 sb_seq            +1 on every superblock update (>= 1)
@@ -48,7 +48,11 @@
  *   true: both valid -> the higher sb_seq; one valid -> that one (the
  *   damaged one's update never completed, or the other holds the same);
  *   two valid copies of different logs, or with one sb_seq but other
- *   contents -> CORRUPT, never a guess. Superblocks are written at create,
+ *   contents -> CORRUPT, never a guess. A copy whose magic and checksum
+ *   hold but whose format_version is not 2 was written on purpose by
+ *   another pmwal or tool, not torn: the log is refused by that version
+ *   (EFORMAT), whatever the other copy holds, never read past it by
+ *   choosing the other copy. Superblocks are written at create,
  *   after recovery (new epoch, end = what recovery kept), at release (new
  *   head, end = the durable end) and at a clean close (CLOSED).
  *
@@ -219,24 +223,78 @@ int wal_sb_decode(const uint8_t in[WAL_SB_BYTES], struct wal_sb *sb)
 	return 0;
 }
 
+/* Whether a copy's magic and checksum hold: its bytes were written whole,
+ * on purpose, by some pmwal or tool (its fields may still be anything). */
+static bool sb_sealed(const uint8_t *in)
+{
+	return wal_get64(in + 8) == WAL_SB_MAGIC &&
+	       wal_get64(in) == wal_xxh3(in + 8, WAL_SB_BYTES - 8, WAL_SB_SEED);
+}
+
+/*
+ * A sealed copy of another format version is no torn copy to route around:
+ * another pmwal (older or newer) or a tool wrote it, and what the log holds
+ * is its to say. Refuse by version, naming it; returns 0 when neither copy
+ * is such a one.
+ */
+static int sb_other_version(const uint8_t *copies, int ra, int rb, char *why,
+			    size_t whylen)
+{
+	for (uint32_t c = 0; c < WAL_SB_COPIES; c++) {
+		const uint8_t *in = copies + c * WAL_SB_BYTES;
+		uint32_t v = wal_get32(in + 16);
+		int other_rc = c == 0 ? rb : ra;
+
+		if (!sb_sealed(in) || v == PMWAL_FORMAT_VERSION)
+			continue;
+		if (other_rc == 0)
+			snprintf(why, whylen,
+				 "format version %u in the superblock copy at offset %u "
+				 "(valid checksum), beside a version %d copy: another "
+				 "pmwal or tool wrote it; this pmwal supports version %d "
+				 "only and refuses rather than choose a copy",
+				 v, c * WAL_SB_BYTES, PMWAL_FORMAT_VERSION,
+				 PMWAL_FORMAT_VERSION);
+		else if (v == 1)
+			snprintf(
+			    why, whylen,
+			    "a format version 1 log (pmwal 0.1); this pmwal supports "
+			    "version %d only: dump it with the old pmwal and append "
+			    "the records to a new log",
+			    PMWAL_FORMAT_VERSION);
+		else
+			snprintf(why, whylen,
+				 "format version %u in the superblock copy at offset %u "
+				 "(valid checksum); this pmwal supports version %d only: "
+				 "open it with the pmwal that wrote it",
+				 v, c * WAL_SB_BYTES, PMWAL_FORMAT_VERSION);
+		return PMWAL_EFORMAT;
+	}
+	return 0;
+}
+
 int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_sb *sb,
 		char *why, size_t whylen)
 {
 	struct wal_sb a, b;
 	int ra = wal_sb_decode(copies, &a);
 	int rb = wal_sb_decode(copies + WAL_SB_BYTES, &b);
+	int rc = sb_other_version(copies, ra, rb, why, whylen);
 
+	if (rc)
+		return rc;
 	if (ra && rb) {
 		uint32_t v0 = wal_get32(copies + 16), v1 = wal_get32(copies + WAL_SB_BYTES + 16);
 		bool magic = wal_get64(copies + 8) == WAL_SB_MAGIC ||
 			     wal_get64(copies + WAL_SB_BYTES + 8) == WAL_SB_MAGIC;
 
 		if (magic && (v0 == 1 || v1 == 1))
-			snprintf(why, whylen,
-				 "a format version 1 log (pmwal 0.1); this pmwal reads "
-				 "version %d: dump it with the old pmwal and append the "
-				 "records to a new log",
-				 PMWAL_FORMAT_VERSION);
+			snprintf(
+			    why, whylen,
+			    "a format version 1 log (pmwal 0.1); this pmwal supports "
+			    "version %d only: dump it with the old pmwal and append "
+			    "the records to a new log",
+			    PMWAL_FORMAT_VERSION);
 		else if (magic)
 			snprintf(why, whylen,
 				 "both superblock copies are damaged or out of range");

@@ -88,6 +88,18 @@ static void sb_seeds(void)
 			snprintf(name, sizeof(name), "log%d_field%d", k, f + 16);
 			put("corpus_sb", name, in, sizeof(in));
 		}
+		/* One copy sealed with version 1 or 3 beside a valid one: the log
+		 * is refused by version, not read through the other copy. */
+		for (int c = 0; c < 2; c++)
+			for (int v = 1; v <= 3; v += 2) {
+				memset(in + 1, 0, sizeof(in) - 1);
+				in[1] = in[90] = 1;
+				/* XORed onto the version field, 2 */
+				in[2 + c * 89] = (uint8_t)(v ^ 2);
+				snprintf(name, sizeof(name), "log%d_copy%d_version%d", k,
+					 c, v);
+				put("corpus_sb", name, in, sizeof(in));
+			}
 	}
 }
 

@@ -79,13 +79,25 @@ static bool sb_read(const uint8_t *p, struct ref_sb *sb)
 	return true;
 }
 
-/* Both valid: same log, and one sb_seq means the same bytes; then the newer. */
+/* Magic and checksum hold, but the version is not 2: another pmwal or tool
+ * wrote this copy on purpose; the log is refused by it (not a torn copy). */
+static bool sb_other_version(const uint8_t *p)
+{
+	return le(p + 8, 8) == SB_MAGIC &&
+	       le(p, 8) == XXH3_64bits_withSeed(p + 8, SB_BYTES - 8, SB_SEED) &&
+	       le(p + 16, 4) != 2;
+}
+
+/* A copy of another version refuses the log, whatever the other holds. Both
+ * valid: same log, and one sb_seq means the same bytes; then the newer. */
 static int sb_pick(const uint8_t *img, size_t size, struct ref_sb *sb)
 {
 	struct ref_sb a, b;
 	bool va, vb;
 
 	if (size < RING_OFF + 4 * BLOCK)
+		return REF_NOT_A_LOG;
+	if (sb_other_version(img) || sb_other_version(img + SB_BYTES))
 		return REF_NOT_A_LOG;
 	va = sb_read(img, &a);
 	vb = sb_read(img + SB_BYTES, &b);

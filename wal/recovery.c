@@ -285,6 +285,9 @@ static int look_ahead(struct scan *s, uint64_t q, uint64_t group_start,
 			continue;
 		if (h.epoch < s->prev_epoch && s->have_prev)
 			continue; /* remains of an unacked tail cut off earlier */
+		if (t >= s->sb->end_seq && h.epoch != s->sb->epoch)
+			continue; /* the same rule as the walk: past end_seq only
+				   * this epoch's blocks can be the log's */
 		if (t - h.group_index == group_start)
 			*same_group = true;
 		if (t - h.group_index > group_start) {

@@ -1039,9 +1039,18 @@ int cmd_dump(int argc, char **argv)
 	const void *data;
 	size_t len;
 
-	uint64_t last = 0;
+	uint64_t last = 0, skipped = 0;
 
 	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
+		/* Salvage reads past damage: the records lost with it are a gap. */
+		if (last && lsn > last + 1) {
+			fprintf(stderr,
+				"pmwal dump: %s: skipped LSN %llu..%llu (damaged; --salvage "
+				"read on past them)\n",
+				c.target, (unsigned long long)(last + 1),
+				(unsigned long long)(lsn - 1));
+			skipped += lsn - last - 1;
+		}
 		last = lsn;
 		if (c.json)
 			print_json_record(lsn, data, len);
@@ -1063,16 +1072,19 @@ int cmd_dump(int argc, char **argv)
 			"LSN %llu)\n",
 			c.target, (unsigned long long)info.next_lsn,
 			(unsigned long long)info.head_lsn);
-	/* Salvage opened a damaged log; the iterator reads only up to the first
-	 * damage. Say what was not dumped rather than exit 0 as if complete. */
+	/* Salvage opened a damaged log and read past the damage: say what was
+	 * lost rather than exit 0 as if the dump were the whole log. */
 	const struct pmwal_report *r = pmwal_recovery_report(w);
-	int salvaged = rc >= 0 && r->verdict == PMWAL_CORRUPT;
+	int salvaged = rc >= 0 && (r->verdict == PMWAL_CORRUPT || skipped);
 
 	if (salvaged)
 		fprintf(stderr,
-			"pmwal dump: %s: %s; this dump ends at LSN %llu and is "
-			"incomplete (the iterator cannot read past damage yet)\n",
-			c.target, r->detail, (unsigned long long)last);
+			"pmwal dump: %s: %s; the dump is incomplete: %llu records were "
+			"skipped with the damage, the last record dumped is LSN %llu\n",
+			c.target, r->detail,
+			(unsigned long long)(skipped > r->skipped_records ? skipped
+									  : r->skipped_records),
+			(unsigned long long)last);
 	if (close_log(&c, "dump", w) && rc >= 0)
 		return 1;
 	if (salvaged)

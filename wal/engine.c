@@ -114,6 +114,7 @@ struct pmwal_iter {
 	size_t pos;   /* payload offset of the next record header in block */
 	uint32_t end; /* payload_bytes of block */
 	bool have_block;
+	uint64_t last_lsn; /* the last record returned (0: none yet) */
 };
 
 static void set_err(struct pmwal *w, const char *fmt, ...)
@@ -1811,7 +1812,57 @@ static int rec_reserve(struct pmwal_iter *it, size_t len)
 	return 0;
 }
 
+/*
+ * Salvage: the iterator met damage at block it->seq. Move to the next group
+ * after it that starts with a valid block, as recovery's salvage scan did, so
+ * that iteration goes on with that group's first record. The records lost in
+ * between show as a gap in the LSNs returned. 0: resumed (or the end: the
+ * next call says so), < 0: an error other than damage.
+ */
+static int iter_skip_damage(struct pmwal_iter *it)
+{
+	struct wal_block_hdr h;
+
+	for (;;) {
+		it->seq++;
+		it->have_block = false;
+		int rc = iter_load(it, &h);
+
+		if (rc == 1)
+			return 0; /* nothing valid after the damage */
+		if (rc == PMWAL_ECORRUPT)
+			continue;
+		if (rc)
+			return rc;
+		if (h.group_index == 0 && h.first_rec == 0 && h.first_lsn > it->last_lsn) {
+			it->lsn_next = 0; /* taken from this block */
+			return 0;
+		}
+	}
+}
+
+static int iter_next_raw(struct pmwal_iter *it, uint64_t *lsn, const void **data,
+			 size_t *len);
+
 int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, size_t *len)
+{
+	if (!it)
+		return -EINVAL;
+	for (;;) {
+		int rc = iter_next_raw(it, lsn, data, len);
+
+		if (rc == 1)
+			it->last_lsn = *lsn;
+		if (rc != PMWAL_ECORRUPT || !(it->w->flags & PMWAL_OPEN_SALVAGE))
+			return rc;
+		rc = iter_skip_damage(it);
+		if (rc)
+			return rc;
+	}
+}
+
+static int iter_next_raw(struct pmwal_iter *it, uint64_t *lsn, const void **data,
+			 size_t *len)
 {
 	struct wal_block_hdr h;
 	int rc;

@@ -267,7 +267,11 @@ uint64_t pmwal_durable_lsn(struct pmwal *w);
  * them): their blocks may be overwritten. The new head is made durable before
  * returning. Releasing below the current head is a no-op.
  * Returns 0, PMWAL_ERANGE (@lsn beyond durable_lsn + 1), PMWAL_EFAILED,
- * PMWAL_EREADONLY, or -errno from the superblock write.
+ * PMWAL_EREADONLY, or -errno from the superblock write. PMWAL_ECORRUPT or
+ * -EIO: finding @lsn read back damaged durable blocks (a write the device
+ * acknowledged but lost); the handle has failed stop (nothing more is
+ * acknowledged) and the superblock records how far the log was durable, so
+ * that the next open reports CORRUPT there. Close it and run pmwal_verify().
  */
 int pmwal_release(struct pmwal *w, uint64_t lsn);
 
@@ -283,7 +287,10 @@ int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
  * Next record: 1 and *@lsn, *@data, *@len set (the data stays valid until the
  * next call on this iterator); 0 at the durable end; or < 0: PMWAL_ECORRUPT
  * (a block changed under the reader), PMWAL_ERANGE (the reader fell behind a
- * pmwal_release() and its records were overwritten), -EIO.
+ * pmwal_release() and its records were overwritten), -EIO. On a handle
+ * opened with PMWAL_OPEN_SALVAGE, damage is skipped instead: iteration goes
+ * on with the next group that starts with a valid block, and the records lost
+ * with the damage show as a gap in the LSNs returned.
  */
 int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, size_t *len);
 

@@ -71,6 +71,7 @@
 	X(faults_flip)                                                                   \
 	X(faults_zero)                                                                   \
 	X(faults_garbage)                                                                \
+	X(faults_sealed)                                                                 \
 	X(faults_superblock)                                                             \
 	X(faults_free_space)                                                             \
 	X(faults_fail)                                                                   \
@@ -1495,6 +1496,46 @@ static void run_damage(struct ct *ct, struct model *m, uint64_t *rs)
 			fig(ct, damage_fig[k], 1);
 			expect_corrupt(ct, m, off, lsn);
 		}
+		/* F10: blocks that pass the checksum but are not this one: the
+		 * same block from an earlier lap, from another log, and another
+		 * live block of this log in its slot (each resealed). */
+		for (int v = 0; v < 3; v++) {
+			uint8_t blk[WAL_BLOCK_BYTES];
+			struct wal_block_hdr bh;
+			uint64_t slot = q % L.sb.capacity_blocks;
+			const char *what = v == 0 ? "an earlier lap's" : v == 1 ? "another log's"
+									    : "a misplaced";
+
+			memcpy(blk, L.img + off, sizeof(blk));
+			wal_block_decode_hdr(blk, &bh);
+			if (v == 0) {
+				if (bh.seq < L.sb.capacity_blocks)
+					continue; /* no earlier lap */
+				bh.seq -= L.sb.capacity_blocks;
+			} else if (v == 1) {
+				bh.log_id ^= 0x5a5a5a5a5a5a5a5aull;
+			} else {
+				if (L.live < 2)
+					continue;
+				uint64_t other = L.sb.head_seq + (q - L.sb.head_seq + 1) % L.live;
+				memcpy(blk, L.img + wal_slot_offset(other % L.sb.capacity_blocks),
+				       sizeof(blk));
+				wal_block_seal(blk, slot);
+				goto put;
+			}
+			wal_block_encode_hdr(&bh, blk);
+			wal_block_seal(blk, slot);
+put:
+			set_where(ct, "%s block sealed at slot %" PRIu64 " (block seq %" PRIu64 ")",
+				  what, slot, q);
+			pmwal_sim_apply_image(ct->sim, 0);
+			if (pmwal_sim_overwrite(ct->sim, off, blk, sizeof(blk))) {
+				fail(ct, C_harness_errors, "overwrite at %" PRIu64 " refused", off);
+				continue;
+			}
+			fig(ct, F_faults_sealed, 1);
+			expect_corrupt(ct, m, off, lsn);
+		}
 	}
 	/* Free and released slots: nothing there is the log's. */
 	for (uint64_t q = L.sb.end_seq; q < L.sb.head_seq + L.sb.capacity_blocks; q++) {
@@ -1981,11 +2022,12 @@ static void print_result(const struct result *r)
 		       f[F_recovery_crash_images]);
 	if (r->mode == M_FAULTS)
 		printf("  at rest: flip %" PRIu64 ", zero %" PRIu64 ", garbage %" PRIu64
-		       ", superblock %" PRIu64 ", free space %" PRIu64 "\n"
+		       ", sealed stale/foreign/misplaced %" PRIu64 ", superblock %" PRIu64
+		       ", free space %" PRIu64 "\n"
 		       "  device: failed I/O %" PRIu64 ", lost writes %" PRIu64
 		       ", misdirected %" PRIu64 ", read errors %" PRIu64 "\n",
 		       f[F_faults_flip], f[F_faults_zero], f[F_faults_garbage],
-		       f[F_faults_superblock], f[F_faults_free_space], f[F_faults_fail],
+		       f[F_faults_sealed], f[F_faults_superblock], f[F_faults_free_space], f[F_faults_fail],
 		       f[F_faults_lost], f[F_faults_misdirect], f[F_faults_read_error]);
 	if (r->mode == M_KILL)
 		printf("  kills %" PRIu64 ", second-writer probes %" PRIu64 "\n", f[F_kills],

@@ -473,6 +473,11 @@ enum pmwal_sim_damage_kind {
  * Returns 0 or -EINVAL (out of range, unknown kind). */
 int pmwal_sim_damage(struct pmwal_sim *sim, uint64_t off, uint64_t len, int kind);
 
+/* At rest: put @len bytes of @buf at [@off, @off + @len) of the durable image
+ * (and what loads see), e.g. a block of another log or an earlier lap,
+ * resealed so that its checksum is valid. Returns 0 or -EINVAL. */
+int pmwal_sim_overwrite(struct pmwal_sim *sim, uint64_t off, const void *buf, uint64_t len);
+
 /* Faults a device can produce (pmwal_sim_fault). */
 enum pmwal_sim_fault_kind {
 	PMWAL_SIM_FAIL = 1,	  /* event @event fails with @err; the medium lives */

@@ -777,6 +777,17 @@ int pmwal_sim_damage(struct pmwal_sim *sim, uint64_t off, uint64_t len, int kind
 	return 0;
 }
 
+int pmwal_sim_overwrite(struct pmwal_sim *sim, uint64_t off, const void *buf, uint64_t len)
+{
+	if (!sim || (!buf && len) || !in_bounds(sim, off, len))
+		return -EINVAL;
+	pthread_mutex_lock(&sim->mu);
+	memcpy(sim->dur + off, buf, len);
+	memcpy(sim->cur + off, buf, len);
+	pthread_mutex_unlock(&sim->mu);
+	return 0;
+}
+
 int pmwal_sim_fault(struct pmwal_sim *sim, const struct pmwal_sim_fault *f)
 {
 	int rc = 0;

@@ -1215,7 +1215,7 @@ static uint64_t check_image(struct ct *ct, struct model *m, bool append_again)
 static int sim_open(struct ct *ct)
 {
 	struct pmwal_sim_options so = {.medium = ct->md->sim,
-				       .flags = ct->md->simflags,
+				       .flags = ct->md->simflags | PMWAL_SIM_PROTECT,
 				       .size_bytes = (2ull + 48) * 4096,
 				       .seed = ct->p.seed};
 	int rc = pmwal_sim_new(&so, &ct->sim);

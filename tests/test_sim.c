@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -525,4 +526,20 @@ Test(sim, a_lost_tail_write_found_by_release_fails_stop_and_reads_corrupt_on_pme
 Test(sim, a_lost_tail_write_found_by_release_fails_stop_and_reads_corrupt_on_nvme)
 {
 	lost_tail_write_found_by_release(PMWAL_SIM_NVME);
+}
+
+/* PMWAL_SIM_PROTECT: the seam's own stores land, a store past it faults. */
+Test(sim, a_store_that_bypasses_the_seam_faults_under_protect, .signal = SIGSEGV)
+{
+	struct pmwal_sim *s = make(PMWAL_SIM_PMEM, PMWAL_SIM_PROTECT, 0);
+	struct wal_dev *d = open_dev(s);
+	uint8_t buf[64] = {7};
+	struct wal_io io = {buf, sizeof(buf), 128};
+
+	cr_assert_eq(d->ops->store(d, &io, 1), 0);
+	cr_assert_eq(d->base[128], 7, "the seam's store is visible");
+	pmwal_sim_damage(s, 0, 8, PMWAL_SIM_ZERO);
+	cr_assert_eq(pmwal_sim_apply_image(s, 0) == -EINVAL, 1); /* no crash yet */
+	((volatile uint8_t *)d->base)[256] = 1; /* a stray store: SIGSEGV here */
+	cr_assert_fail("a store outside the seam landed");
 }

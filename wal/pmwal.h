@@ -388,6 +388,9 @@ enum pmwal_sim_medium {
 /* pmwal_sim_options.flags */
 enum pmwal_sim_flags {
 	PMWAL_SIM_FUA = 1u << 0, /* nvme: every write is FUA, commit needs no flush */
+	/* Debug: the mapping is read-only except inside the medium's own store,
+	 * so a store that bypasses the seam faults (SIGSEGV) where it happens. */
+	PMWAL_SIM_PROTECT = 1u << 1,
 };
 
 /* Options for pmwal_sim_new(); zero means default, reserved must be zero. */

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "pmwal.h"
 #include "sim.h"
@@ -194,6 +195,17 @@ static bool in_bounds(const struct pmwal_sim *s, uint64_t off, uint64_t len)
 	return off <= s->size && len <= s->size - off;
 }
 
+/*
+ * PMWAL_SIM_PROTECT: the mapping (cur) is read-only except while the seam
+ * itself writes it, so a store that bypasses store() faults at once instead
+ * of landing unseen by the crash model. Called with s->mu held.
+ */
+static void cur_writable(struct pmwal_sim *s, bool rw)
+{
+	if (s->o.flags & PMWAL_SIM_PROTECT)
+		(void)mprotect(s->cur, s->size, rw ? PROT_READ | PROT_WRITE : PROT_READ);
+}
+
 /* Where a write lands: its offset, that of a misdirecting fault, or nowhere. */
 static bool landing(const struct pmwal_sim *s, const struct pmwal_sim_fault *f,
 		    uint64_t off, uint64_t len, uint64_t *at)
@@ -223,7 +235,9 @@ static int mapped_store_locked(struct pmwal_sim *s, const struct wal_io *ios, in
 			return rc;
 		if (!ios[i].len || !landing(s, f, ios[i].off, ios[i].len, &at))
 			continue;
+		cur_writable(s, true);
 		memcpy(s->cur + at, ios[i].buf, ios[i].len);
+		cur_writable(s, false);
 		for (uint64_t l = at / SIM_LINE_BYTES;
 		     l <= (at + ios[i].len - 1) / SIM_LINE_BYTES; l++) {
 			if (s->line_pending[l])
@@ -286,7 +300,9 @@ static int nvme_write_locked(struct pmwal_sim *s, const uint8_t *src, uint64_t o
 		return rc;
 	if (!landing(s, f, off, len, &at))
 		return 0; /* lost: acknowledged, never written */
+	cur_writable(s, true);
 	memcpy(s->cur + at, src, len);
+	cur_writable(s, false);
 	if (s->o.flags & PMWAL_SIM_FUA) {
 		memcpy(s->dur + at, src, len);
 		return 0;
@@ -485,7 +501,8 @@ static void sim_release(struct pmwal_sim *s)
 {
 	if (!s)
 		return;
-	free(s->cur);
+	if (s->cur)
+		munmap(s->cur, s->size);
 	free(s->dur);
 	free(s->snap_cur);
 	free(s->snap_dur);
@@ -503,7 +520,7 @@ static bool options_valid(const struct pmwal_sim_options *o)
 			return false;
 	return o->medium >= PMWAL_SIM_PMEM && o->medium <= PMWAL_SIM_FAKEPMR &&
 	       o->size_bytes >= 4096 && o->size_bytes % 4096 == 0 &&
-	       !(o->flags & ~(uint32_t)PMWAL_SIM_FUA) &&
+	       !(o->flags & ~(uint32_t)(PMWAL_SIM_FUA | PMWAL_SIM_PROTECT)) &&
 	       o->exhaustive_max <= SIM_EXHAUSTIVE_MAX &&
 	       (!o->name || (o->name[0] && strlen(o->name) < 64));
 }
@@ -523,7 +540,10 @@ int pmwal_sim_new(const struct pmwal_sim_options *opt, struct pmwal_sim **out)
 	pthread_mutex_init(&s->mu, NULL);
 	s->o = *opt;
 	s->size = opt->size_bytes;
-	s->cur = calloc(1, s->size);
+	s->cur = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		      0);
+	if (s->cur == MAP_FAILED)
+		s->cur = NULL;
 	s->dur = calloc(1, s->size);
 	s->snap_cur = malloc(s->size);
 	s->snap_dur = malloc(s->size);
@@ -534,6 +554,7 @@ int pmwal_sim_new(const struct pmwal_sim_options *opt, struct pmwal_sim **out)
 	}
 	s->crash_at = UINT64_MAX;
 	s->order_rng = opt->seed;
+	cur_writable(s, false);
 	pthread_mutex_lock(&registry_mu);
 	if (opt->name)
 		snprintf(s->name, sizeof(s->name), "%s", opt->name);
@@ -589,7 +610,9 @@ void pmwal_sim_reset(struct pmwal_sim *sim)
 		return;
 
 	pthread_mutex_lock(&sim->mu);
+	cur_writable(sim, true);
 	memset(sim->cur, 0, sim->size);
+	cur_writable(sim, false);
 	memset(sim->dur, 0, sim->size);
 	memset(sim->line_pending, 0, sim->size / SIM_LINE_BYTES);
 	sim->npend = 0;
@@ -746,7 +769,9 @@ int pmwal_sim_apply_image(struct pmwal_sim *sim, uint64_t index)
 		if (land)
 			memcpy(s->dur + u->off, s->snap_cur + u->off, u->len);
 	}
+	cur_writable(s, true);
 	memcpy(s->cur, s->dur, s->size);
+	cur_writable(s, false);
 	memset(s->line_pending, 0, s->size / SIM_LINE_BYTES);
 	s->npend = 0;
 	s->dead = false;
@@ -765,6 +790,7 @@ int pmwal_sim_damage(struct pmwal_sim *sim, uint64_t off, uint64_t len, int kind
 	if (!in_bounds(sim, off, len) || kind < PMWAL_SIM_FLIP || kind > PMWAL_SIM_GARBAGE)
 		return -EINVAL;
 	pthread_mutex_lock(&sim->mu);
+	cur_writable(sim, true);
 	for (uint64_t i = off; i < off + len; i++) {
 		uint8_t b = kind == PMWAL_SIM_FLIP   ? (uint8_t)(sim->dur[i] ^ 0x10)
 			    : kind == PMWAL_SIM_ZERO ? 0
@@ -773,6 +799,7 @@ int pmwal_sim_damage(struct pmwal_sim *sim, uint64_t off, uint64_t len, int kind
 		sim->dur[i] = b;
 		sim->cur[i] = b;
 	}
+	cur_writable(sim, false);
 	pthread_mutex_unlock(&sim->mu);
 	return 0;
 }
@@ -783,7 +810,9 @@ int pmwal_sim_overwrite(struct pmwal_sim *sim, uint64_t off, const void *buf, ui
 		return -EINVAL;
 	pthread_mutex_lock(&sim->mu);
 	memcpy(sim->dur + off, buf, len);
+	cur_writable(sim, true);
 	memcpy(sim->cur + off, buf, len);
+	cur_writable(sim, false);
 	pthread_mutex_unlock(&sim->mu);
 	return 0;
 }

@@ -22,10 +22,12 @@ run build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1
 echo "== ASan+UBSan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run build/asan -DCMAKE_BUILD_TYPE=Debug -DPMWAL_SANITIZE=ON || status=1
-# ThreadSanitizer: the concurrency test only (Criterion's runner cannot start
-# under TSan; stress_threads is a plain program).
-echo "== ThreadSanitizer build (stress_threads)"
+# ThreadSanitizer: the concurrency tests (Criterion's runner cannot start
+# under TSan; stress_threads and pmwal crashtest are plain programs): many
+# appender threads on each medium, and the random crash campaign's threaded
+# rounds with async appends and callbacks.
+echo "== ThreadSanitizer build (stress_threads, crashtest_random)"
 TSAN_OPTIONS=halt_on_error=1 \
-	run build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMWAL_TSAN=ON -R '^stress_threads$' ||
-	status=1
+	run build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMWAL_TSAN=ON \
+	-R '^(stress_threads|crashtest_random)$' || status=1
 exit $status

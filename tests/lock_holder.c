@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "pmwal.h"
@@ -60,19 +61,43 @@ static int flood(struct pmwal_options *o, char *err)
 	}
 }
 
+/* Open, fork a child that keeps the inherited descriptors for 30 s, close
+ * the log, print the child's pid and exit: the child holds the open file. */
+static int fork_and_go(struct pmwal_options *o, char *err)
+{
+	struct pmwal *w;
+	int rc = pmwal_open(o, &w);
+
+	if (rc) {
+		fprintf(stderr, "lock_holder: %s: %s (%s)\n", o->target, pmwal_strerror(rc), err);
+		return 1;
+	}
+	pid_t child = fork();
+
+	if (child == 0) {
+		sleep(30);
+		_exit(0);
+	}
+	pmwal_close(w);
+	printf("%d\n", (int)child);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[512] = "";
 	struct pmwal_options o = {0};
 	struct pmwal *w;
 
-	if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "flood"))) {
-		fprintf(stderr, "usage: lock_holder TARGET [flood]\n");
+	if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "flood") || !strcmp(argv[2], "fork")))) {
+		fprintf(stderr, "usage: lock_holder TARGET [flood|fork]\n");
 		return 2;
 	}
 	o.target = argv[1];
-	if (argc == 3)
+	if (argc == 3 && !strcmp(argv[2], "flood"))
 		return flood(&o, err);
+	if (argc == 3)
+		return fork_and_go(&o, err);
 	o.errmsg_buf = err;
 	o.errmsg_len = sizeof(err);
 	int rc = pmwal_open(&o, &w);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -183,6 +184,171 @@ Test(lock, second_writer_on_a_fake_pmr_is_refused_and_the_lock_dies_with_its_hol
 	fclose(f);
 	snprintf(target, sizeof(target), "fakepmr:%s", path);
 	second_writer_story();
+}
+
+/*
+ * A loop device over the log's file is the same storage under another
+ * inode: a writer on either must refuse a writer on the other (an attack
+ * had both acknowledged LSNs 4-10 with different bytes).
+ */
+Test(lock, a_loop_device_and_its_backing_file_are_one_log, .init = setup_disk,
+     .fini = teardown)
+{
+	char path[512], cmd[700], loop[64] = "";
+
+	snprintf(path, sizeof(path), "%s/log", dir);
+	snprintf(target, sizeof(target), "%s", path);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s' 2>/dev/null", path);
+	FILE *p = popen(cmd, "r");
+
+	if (!p || !fgets(loop, sizeof(loop), p) || strncmp(loop, "/dev/loop", 9)) {
+		if (p)
+			pclose(p);
+		cr_skip_test("no loop device here (losetup needs root)");
+	}
+	pclose(p);
+	loop[strcspn(loop, "\n")] = 0;
+	struct pmwal_options o = opts(0);
+	struct pmwal *a = NULL, *b = NULL;
+
+	o.target = loop;
+	int ra = pmwal_open(&o, &a);
+	o.target = path;
+	int rb = ra ? 0 : pmwal_open(&o, &b);
+	char why[512];
+
+	snprintf(why, sizeof(why), "%s", errbuf);
+	if (a)
+		pmwal_close(a);
+	/* And the other way round. */
+	int rc2 = pmwal_open(&o, &a);
+	struct pmwal *c = NULL;
+
+	o.target = loop;
+	int rc3 = rc2 ? 0 : pmwal_open(&o, &c);
+	if (a)
+		pmwal_close(a);
+	if (b)
+		pmwal_close(b);
+	if (c)
+		pmwal_close(c);
+	snprintf(cmd, sizeof(cmd), "losetup -d %s", loop);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(ra, 0, "writer on %s: %s", loop, pmwal_strerror(ra));
+	cr_assert_eq(rb, -EBUSY, "a writer on the backing file beside one on %s: %s", loop,
+		     pmwal_strerror(rb));
+	cr_assert(strstr(why, "pid"), "%s", why);
+	cr_assert_eq(rc2, 0);
+	cr_assert_eq(rc3, -EBUSY, "a writer on %s beside one on its backing file: %s", loop,
+		     pmwal_strerror(rc3));
+}
+
+/* Spawn @argv with stdout on a pipe; the first line it prints into @line. */
+static pid_t spawn_line(char *const argv[], char *line, size_t len)
+{
+	int p[2];
+	pid_t pid;
+	posix_spawn_file_actions_t fa;
+
+	cr_assert_eq(pipe(p), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addclose(&fa, p[0]);
+	int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	line[0] = 0;
+	if (rc) {
+		close(p[0]);
+		return -1;
+	}
+	ssize_t n = read(p[0], line, len - 1);
+
+	line[n > 0 ? n : 0] = 0;
+	close(p[0]);
+	return pid;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * A holder in another PID namespace: its pid means nothing here, so it must
+ * be refused at once and named as such, never waited on as "exited" (an
+ * attack saw a 10 s wait and a false reason).
+ */
+Test(lock, a_holder_in_another_pid_namespace_is_refused_at_once, .init = setup_disk,
+     .fini = teardown, .timeout = 60)
+{
+	char line[64];
+
+	snprintf(target, sizeof(target), "%s/log", dir);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	char *argv[] = {"unshare", "-p", "-f", "--kill-child", "--mount-proc", PMWAL_LOCK_HOLDER,
+			target, NULL};
+	pid_t pid = spawn_line(argv, line, sizeof(line));
+
+	if (pid < 0 || line[0] != 'x') {
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		cr_skip_test("unshare -p cannot make a PID namespace here");
+	}
+	struct pmwal_options o = opts(0);
+	double t0 = now_s();
+	int rc = pmwal_open(&o, &w);
+	double took = now_s() - t0;
+
+	kill(pid, SIGKILL); /* unshare's child, pid 1 there, dies with it */
+	waitpid(pid, NULL, 0);
+	cr_assert_eq(rc, -EBUSY, "%s", pmwal_strerror(rc));
+	cr_assert_lt(took, 1.0, "waited %.1f s for a holder it cannot see", took);
+	cr_assert(strstr(errbuf, "another PID namespace"), "%s", errbuf);
+}
+
+/*
+ * A child forked while the log was open inherits its open file, and with it
+ * the lock: the next writer is refused naming that cause, and gets the log
+ * once the child is gone.
+ */
+Test(lock, a_child_forked_while_open_holds_the_lock_until_it_exits, .init = setup_disk,
+     .fini = teardown, .timeout = 60)
+{
+	char line[64];
+
+	snprintf(target, sizeof(target), "%s/log", dir);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	char *argv[] = {PMWAL_LOCK_HOLDER, target, "fork", NULL};
+	pid_t pid = spawn_line(argv, line, sizeof(line));
+
+	cr_assert_gt(pid, 0);
+	waitpid(pid, NULL, 0);
+	long child = strtol(line, NULL, 10);
+
+	cr_assert_gt(child, 0, "lock_holder fork printed '%s'", line);
+	struct pmwal_options o = opts(0);
+	int rc = pmwal_open(&o, &w);
+
+	cr_assert_eq(rc, -EBUSY, "%s", pmwal_strerror(rc));
+	cr_assert(strstr(errbuf, "forked"), "%s", errbuf);
+	kill((pid_t)child, SIGKILL);
+	rc = pmwal_open(&o, &w); /* the holder has exited: waited for */
+	cr_assert_eq(rc, 0, "after the child died: %s (%s)", pmwal_strerror(rc), errbuf);
+	cr_assert_eq(pmwal_close(w), 0);
 }
 
 /* The log file's bytes, read past the page cache. */

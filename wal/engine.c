@@ -61,7 +61,7 @@ struct stage {
 
 struct pmwal {
 	struct wal_dev *dev;
-	int lock_fd;	  /* the writer lock (lock.c), -1 if none */
+	int lock_fd[2];	  /* the writer lock (lock.c), -1 if none */
 	struct wal_sb sb; /* as last written; head fields under mu */
 	bool sb_same;	  /* both copies on the medium are sb (after a write_sb) */
 	struct pmwal_report report;
@@ -1367,8 +1367,9 @@ static void free_handle(struct pmwal *w)
 		return;
 	if (w->dev)
 		w->dev->ops->close(w->dev);
-	if (w->lock_fd >= 0)
-		close(w->lock_fd); /* the last thing: the log is now free */
+	for (int i = 0; i < 2; i++)
+		if (w->lock_fd[i] >= 0)
+			close(w->lock_fd[i]); /* the last thing: the log is now free */
 	for (int i = 0; i < 2; i++) {
 		free(w->stage[i].buf);
 		pthread_cond_destroy(&w->stage[i].cv);
@@ -1445,8 +1446,8 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	return 0;
 }
 
-static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev, int lock_fd,
-		       struct pmwal **out)
+static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
+		       const int lock_fd[2], struct pmwal **out)
 {
 	char err[512] = "";
 	struct pmwal *w = calloc(1, sizeof(*w));
@@ -1455,12 +1456,14 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev, int
 	*out = NULL;
 	if (!w) {
 		dev->ops->close(dev);
-		if (lock_fd >= 0)
-			close(lock_fd);
+		for (int i = 0; i < 2; i++)
+			if (lock_fd[i] >= 0)
+				close(lock_fd[i]);
 		return -ENOMEM;
 	}
 	w->dev = dev;
-	w->lock_fd = lock_fd;
+	w->lock_fd[0] = lock_fd[0];
+	w->lock_fd[1] = lock_fd[1];
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_mutex_init(&w->io_mu, NULL);
 	w->done_tail = &w->done_cbs;
@@ -1521,7 +1524,9 @@ fail:
 
 int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pmwal **out)
 {
-	return open_locked(opt, dev, -1, out);
+	static const int none[2] = {-1, -1};
+
+	return open_locked(opt, dev, none, out);
 }
 
 int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
@@ -1563,12 +1568,12 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 		return rc;
 	}
 	/* Before the first write (format, recovery's epoch): one writer only. */
-	int lock_fd = -1;
+	int lock_fd[2] = {-1, -1};
 
 	if (!(opt->flags & PMWAL_OPEN_READONLY) && !PMWAL_BUG(NO_WRITER_LOCK)) {
 		int dev_fd = dev->ops->file_fd ? dev->ops->file_fd(dev) : -1;
 
-		rc = wal_lock_writer(opt->target, dev_fd, &lock_fd, err, sizeof(err));
+		rc = wal_lock_writer(opt->target, dev_fd, lock_fd, err, sizeof(err));
 		if (rc) {
 			dev->ops->close(dev);
 			open_err(opt, err);

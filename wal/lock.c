@@ -8,8 +8,17 @@
  * address. The kernel drops the lock when its holder dies, however it dies,
  * so a crashed writer never blocks the next one; read-only opens take no
  * lock. OFD locks hide their owner (F_OFD_GETLK reports pid -1), so the
- * holder also locks byte WAL_LOCK_PID_BASE + its pid, and a refused opener
- * reads the pid back from that lock's offset to say who holds the log.
+ * holder also locks byte WAL_LOCK_PID_BASE + its pid and byte
+ * WAL_LOCK_NS_BASE + its PID namespace's inode, and a refused opener reads
+ * them back from those locks' offsets to say who holds the log.
+ *
+ * On a file or block device the lock is taken on a duplicate of the
+ * descriptor the device writes through, not on a second open of the path:
+ * a SIGKILLed writer's descriptors close at once, but the kernel finishes
+ * the io_uring writes it had in flight later and lets go of their open file
+ * only then, so the lock is free only once nothing of the dead writer can
+ * still land. A loop device also locks its backing file, the same storage
+ * under another inode.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,12 +27,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "engine.h"
 
 #define WAL_LOCK_PID_BASE (1ull << 40)
 #define WAL_LOCK_PID_SPAN (1ull << 23) /* above PID_MAX_LIMIT (2^22) */
+#define WAL_LOCK_NS_BASE  (1ull << 44)
+#define WAL_LOCK_NS_SPAN  (1ull << 32) /* namespace inode numbers fit 32 bits */
+#define WAL_LOCK_WAIT_MS  3000	       /* for a holder that has exited */
 
 static int ofd_lock(int fd, short type, uint64_t start, uint64_t len, int cmd,
 		    struct flock *fl)
@@ -35,16 +48,25 @@ static int ofd_lock(int fd, short type, uint64_t start, uint64_t len, int cmd,
 	return fcntl(fd, cmd, fl);
 }
 
-/* The pid holding the log's lock, or 0 if it cannot be told. */
-static long lock_holder(int fd)
+/* The first byte locked by another description in [@base, @base + @span),
+ * as an offset from @base, or -1. */
+static long long lock_mark(int fd, uint64_t base, uint64_t span)
 {
 	struct flock fl;
 
-	if (ofd_lock(fd, F_WRLCK, WAL_LOCK_PID_BASE, WAL_LOCK_PID_SPAN, F_OFD_GETLK, &fl))
-		return 0;
-	if (fl.l_type == F_UNLCK || (uint64_t)fl.l_start < WAL_LOCK_PID_BASE)
-		return 0;
-	return (long)((uint64_t)fl.l_start - WAL_LOCK_PID_BASE);
+	if (ofd_lock(fd, F_WRLCK, base, span, F_OFD_GETLK, &fl))
+		return -1;
+	if (fl.l_type == F_UNLCK || (uint64_t)fl.l_start < base)
+		return -1;
+	return (long long)((uint64_t)fl.l_start - base);
+}
+
+/* This process's PID namespace, as the inode of /proc/self/ns/pid (0: unknown). */
+static uint64_t pid_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino % WAL_LOCK_NS_SPAN : 0;
 }
 
 /* Has @pid exited (gone, or a zombie not yet reaped)? */
@@ -88,14 +110,113 @@ static int lock_node(const struct wal_target *t, char *node, size_t len)
 	return -ENOENT;
 }
 
-int wal_lock_writer(const char *target, int dev_fd, int *fd_out, char *err, size_t errlen)
+/* The file behind a loop device @fd, into @buf; false if it is none. */
+static bool loop_backing(int fd, char *buf, size_t len)
+{
+	struct stat st;
+	char path[96];
+
+	if (fstat(fd, &st) || !S_ISBLK(st.st_mode))
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/loop/backing_file",
+		 major(st.st_rdev), minor(st.st_rdev));
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	bool ok = fgets(buf, (int)len, f) != NULL;
+
+	fclose(f);
+	if (!ok)
+		return false;
+	buf[strcspn(buf, "\n")] = 0;
+	return buf[0] == '/';
+}
+
+/*
+ * Take the lock on @fd (which this call owns: closed on failure), waiting
+ * for a holder of this PID namespace that has exited. 0 or -EBUSY/-errno
+ * with @err naming who holds it; @what names the file for messages.
+ */
+static int lock_fd_for(int fd, const char *target, const char *what, char *err,
+		       size_t errlen)
+{
+	struct flock fl;
+	uint64_t ns = pid_ns();
+
+	for (long waited = 0;; waited += 5) {
+		if (ofd_lock(fd, F_WRLCK, 0, 1, F_OFD_SETLK, &fl) == 0)
+			break;
+		int rc = errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+
+		if (rc != -EBUSY) {
+			snprintf(err, errlen, "%s: locking %s for writing: %s", target, what,
+				 strerror(-rc));
+			close(fd);
+			return rc;
+		}
+		long long pid = lock_mark(fd, WAL_LOCK_PID_BASE, WAL_LOCK_PID_SPAN);
+		long long hns = lock_mark(fd, WAL_LOCK_NS_BASE, WAL_LOCK_NS_SPAN);
+		bool here = ns && hns >= 0 && (uint64_t)hns == ns;
+
+		/*
+		 * A holder (of our namespace, where its pid means something) that
+		 * has exited still holds the lock while the kernel finishes the
+		 * writes it had in flight and lets go of its file: milliseconds.
+		 * Waiting for that is the fence a takeover needs.
+		 */
+		if (pid > 0 && here && pid != (long long)getpid() && holder_exited((long)pid) &&
+		    waited < WAL_LOCK_WAIT_MS) {
+			usleep(5000);
+			continue;
+		}
+		if (pid > 0 && !here && hns >= 0)
+			snprintf(err, errlen,
+				 "%s: log is open for writing by pid %lld of another PID "
+				 "namespace (a container?); one writer at a time",
+				 target, pid);
+		else if (pid > 0 && here && waited >= WAL_LOCK_WAIT_MS)
+			snprintf(err, errlen,
+				 "%s: log is still locked for writing %ld ms after its writer, "
+				 "pid %lld, exited: a process it forked while the log was open "
+				 "still holds the open file (stop it), or writes of the dead "
+				 "writer are still in flight to a stalled device",
+				 target, waited, pid);
+		else if (pid > 0 && pid == (long long)getpid())
+			snprintf(err, errlen,
+				 "%s: log is open for writing by pid %lld (this process: "
+				 "another pmwal handle, or a child forked while one was open, "
+				 "holds it); one writer at a time, close that handle first",
+				 target, pid);
+		else if (pid > 0)
+			snprintf(err, errlen,
+				 "%s: log is open for writing by pid %lld; one writer at a "
+				 "time (open it read-only to read it, or stop that process)",
+				 target, pid);
+		else
+			snprintf(err, errlen,
+				 "%s: log is open for writing by another process or handle%s%s; "
+				 "one writer at a time",
+				 target, strcmp(what, target) ? " through " : "",
+				 strcmp(what, target) ? what : "");
+		close(fd);
+		return -EBUSY;
+	}
+	/* Best effort: only used to name us to a refused opener. */
+	(void)ofd_lock(fd, F_WRLCK, WAL_LOCK_PID_BASE + (uint64_t)getpid(), 1, F_OFD_SETLK,
+		       &fl);
+	if (ns)
+		(void)ofd_lock(fd, F_WRLCK, WAL_LOCK_NS_BASE + ns, 1, F_OFD_SETLK, &fl);
+	return 0;
+}
+
+int wal_lock_writer(const char *target, int dev_fd, int fd_out[2], char *err, size_t errlen)
 {
 	struct wal_target t;
-	char node[300];
-	struct flock fl;
+	char node[300], backing[4096];
 	int fd, rc;
 
-	*fd_out = -1;
+	fd_out[0] = fd_out[1] = -1;
 	if (wal_target_parse(target, &t) || t.kind == WAL_TARGET_SIM)
 		return 0; /* simulated media live in this process only */
 	rc = lock_node(&t, node, sizeof(node));
@@ -107,10 +228,8 @@ int wal_lock_writer(const char *target, int dev_fd, int *fd_out, char *err, size
 		return rc;
 	}
 	/*
-	 * On the device's own open file where it has one (a duplicate shares it),
-	 * so that the lock outlives a killed writer's writes in flight: the
-	 * kernel lets go of that file only once they are done. O_NONBLOCK:
-	 * opening a FIFO must not hang (the device refuses it).
+	 * On the device's own open file where it has one (a duplicate shares
+	 * it). O_NONBLOCK: opening a FIFO must not hang (the device refuses it).
 	 */
 	if (dev_fd >= 0 && !rc)
 		fd = fcntl(dev_fd, F_DUPFD_CLOEXEC, 0);
@@ -122,59 +241,33 @@ int wal_lock_writer(const char *target, int dev_fd, int *fd_out, char *err, size
 			 node, strerror(errno));
 		return rc;
 	}
-	long gone = 0; /* a holder that has exited, waited for */
+	/* A loop device's storage is its backing file too: lock that first. */
+	if (loop_backing(fd, backing, sizeof(backing))) {
+		int bfd = open(backing, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 
-	while (ofd_lock(fd, F_WRLCK, 0, 1, F_OFD_SETLK, &fl) != 0) {
-		rc = errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
-		if (rc == -EBUSY) {
-			long pid = lock_holder(fd);
-
-			/*
-			 * A holder that has exited still holds the lock while the
-			 * kernel finishes the writes it had in flight and lets go
-			 * of its file (milliseconds). Waiting for that is the
-			 * fence a takeover needs; give up after about 10 s.
-			 */
-			if (pid > 0 && pid != (long)getpid() && holder_exited(pid) &&
-			    gone < 2000) {
-				gone++;
-				usleep(5000);
-				continue;
-			}
-			if (pid > 0 && gone >= 2000)
-				snprintf(err, errlen,
-					 "%s: log is still locked for writing by pid %ld, "
-					 "which has exited: the kernel has not let go of its "
-					 "open file after 10 s (writes still in flight to a "
-					 "stalled device?); try again later",
-					 target, pid);
-			else if (pid > 0 && pid == (long)getpid())
-				snprintf(err, errlen,
-					 "%s: log is open for writing by pid %ld (this "
-					 "process: another pmwal handle holds it); one "
-					 "writer at a time, close that handle first",
-					 target, pid);
-			else if (pid > 0)
-				snprintf(err, errlen,
-					 "%s: log is open for writing by pid %ld; one "
-					 "writer at a time (open it read-only to read "
-					 "it, or stop that process)",
-					 target, pid);
-			else
-				snprintf(err, errlen,
-					 "%s: log is open for writing by another process "
-					 "or handle; one writer at a time",
-					 target);
-		} else {
-			snprintf(err, errlen, "%s: locking %s for writing: %s", target,
-				 node, strerror(-rc));
+		if (bfd < 0) {
+			rc = -errno;
+			snprintf(err, errlen,
+				 "%s: opening its loop device's backing file %s to lock it for "
+				 "writing: %s",
+				 target, backing, strerror(errno));
+			close(fd);
+			return rc;
 		}
-		close(fd);
+		rc = lock_fd_for(bfd, target, backing, err, errlen);
+		if (rc) {
+			close(fd);
+			return rc;
+		}
+		fd_out[1] = bfd;
+	}
+	rc = lock_fd_for(fd, target, node, err, errlen);
+	if (rc) {
+		if (fd_out[1] >= 0)
+			close(fd_out[1]);
+		fd_out[1] = -1;
 		return rc;
 	}
-	/* Best effort: only used to name us to a refused opener. */
-	(void)ofd_lock(fd, F_WRLCK, WAL_LOCK_PID_BASE + (uint64_t)getpid(), 1,
-		       F_OFD_SETLK, &fl);
-	*fd_out = fd;
+	fd_out[0] = fd;
 	return 0;
 }

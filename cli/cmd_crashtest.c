@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -1294,6 +1295,14 @@ static void run_exhaustive(struct ct *ct)
 
 	if (!stride)
 		stride = 1;
+	if (ct->o->point != UINT64_MAX && ct->o->point >= events) {
+		fail(ct, C_harness_errors,
+		     "--point %" PRIu64 " is past the workload's last event (%" PRIu64
+		     " events: give 0..%" PRIu64 ")",
+		     ct->o->point, events, events ? events - 1 : 0);
+		free(m.r);
+		return;
+	}
 	for (uint64_t k = 0; k < count; k++) {
 		uint64_t point = ct->o->point != UINT64_MAX ? ct->o->point : k * stride;
 		if (point >= events)
@@ -1816,9 +1825,11 @@ static void run_kill(struct ct *ct)
 	unlink(path);
 	int rc = pmwal_open(&o, &w);
 	if (rc) {
+		unlink(path); /* what the failed create made */
 		fprintf(stderr,
 			"crashtest: cannot create a log at %s for the kill lane: %s\n  %s\n"
-			"  (use --dir DIR on a filesystem with O_DIRECT, e.g. ext4 or xfs)\n",
+			"  (--dir DIR: a directory with room for a 264 KiB log, on a filesystem "
+			"with O_DIRECT such as ext4 or xfs)\n",
 			ct->target, pmwal_strerror(rc), err);
 		fail(ct, C_harness_errors, "kill lane log not created");
 		return;
@@ -1839,6 +1850,8 @@ static void run_kill(struct ct *ct)
 		set_where(ct, "kill round %" PRIu64, k);
 		pid_t pid = fork();
 		if (pid == 0) {
+			/* Never outlive the campaign (an interrupted run). */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(pfd[0]);
 			kill_child(ct, pfd[1], gen);
 			_exit(0);
@@ -1940,7 +1953,29 @@ struct result {
 	struct ct_shared sh;
 	double seconds;
 	bool passed;
+	bool interrupted;
 };
+
+/* SIGINT, SIGTERM or SIGHUP: the running campaign is stopped and cleaned up. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* The kill lane's files of campaign process @pid (kill_target names them). */
+static void remove_kill_files(const struct ct_opts *o, pid_t pid)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/pmwal-crashtest-%d-file.log", o->dir, (int)pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "/dev/shm/pmwal-crashtest-%d-pmem.log", (int)pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "/dev/shm/pmwal-crashtest-%d-fakepmr.log", (int)pid);
+	unlink(path);
+}
 
 static void run_campaign(const struct ct_opts *o, const struct ct_medium *md, int mode,
 			 struct result *res)
@@ -1961,8 +1996,17 @@ static void run_campaign(const struct ct_opts *o, const struct ct_medium *md, in
 	ct.p.cap_blocks = 24;
 	ct.p.policy = PMWAL_COMMIT_DURABLE;
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* The parent handles interrupts (it kills us and cleans up); we die
+		 * with it whatever happens to it. */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
 		campaign(&ct);
 		fflush(NULL);
 		_exit(0);
@@ -1974,6 +2018,14 @@ static void run_campaign(const struct ct_opts *o, const struct ct_medium *md, in
 		pid_t r = waitpid(pid, &st, WNOHANG);
 		if (r == pid)
 			break;
+		if (stop_signal) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			remove_kill_files(o, pid);
+			res->interrupted = true;
+			munmap(sh, sizeof(*sh));
+			return;
+		}
 		usleep(100000);
 		uint64_t hb = __atomic_load_n(&sh->heartbeat, __ATOMIC_RELAXED);
 		if (hb != last) {
@@ -2168,12 +2220,28 @@ int cmd_crashtest(int argc, char **argv)
 				"give --mode exhaustive\n");
 		return 2;
 	}
+	if (o.seconds && !strcmp(mode, "exhaustive")) {
+		fprintf(stderr, "pmwal crashtest: --seconds bounds random and kill campaigns; "
+				"an exhaustive one is bounded by --count\n");
+		return 2;
+	}
+	if (o.seconds && !strcmp(mode, "faults")) {
+		fprintf(stderr, "pmwal crashtest: --seconds bounds random and kill campaigns; "
+				"the faults campaign is bounded by --count\n");
+		return 2;
+	}
 	struct stat sb;
 	if (want_mode[M_KILL] && (stat(o.dir, &sb) || !S_ISDIR(sb.st_mode))) {
 		fprintf(stderr, "pmwal crashtest: --dir '%s' is not a directory (the kill lane "
 				"writes its nvme log there)\n", o.dir);
 		return 2;
 	}
+
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 
 	struct result res[NMEDIA * M_NMODES];
 	int nres = 0, passed = 0;
@@ -2190,6 +2258,20 @@ int cmd_crashtest(int argc, char **argv)
 				fflush(stdout);
 			}
 			run_campaign(&o, &media[i], md, &res[nres]);
+			if (res[nres].interrupted || stop_signal) {
+				int sig = stop_signal;
+				fprintf(stderr,
+					"crashtest: interrupted (%s) during the %s %s campaign: it "
+					"was stopped and its files removed; %d campaign%s finished "
+					"before it, %d passed\n",
+					strsignal(sig), media[i].name, mode_names[md], nres,
+					nres == 1 ? "" : "s", passed);
+				json_decref(arr);
+				fflush(NULL);
+				signal(sig, SIG_DFL);
+				raise(sig);
+				return 128 + sig;
+			}
 			if (o.json)
 				json_array_append_new(arr, result_json(&res[nres]));
 			else

@@ -742,7 +742,9 @@ static void print_appended(const struct append_run *a, uint64_t fixed)
 	unsigned long long n = a->first ? a->last - a->first + 1 : 0;
 	unsigned long long first = a->first, last = a->last;
 
-	if (!fixed)
+	if (!n)
+		fprintf(stderr, "appended 0 records: the input held none\n");
+	else if (!fixed)
 		fprintf(stderr, "appended %llu records (LSN %llu..%llu), durable\n", n,
 			first, last);
 	else if (!a->tail_bytes)
@@ -923,6 +925,11 @@ int cmd_append(int argc, char **argv)
 			      (json_int_t)(a.first ? a.last - a.first + 1 : 0),
 			      "first_lsn", (json_int_t)a.first, "last_lsn",
 			      (json_int_t)a.last, "skipped_empty", (json_int_t)a.skipped);
+
+		if (!a.first) { /* nothing appended: no LSN range */
+			json_object_set_new(j, "first_lsn", json_null());
+			json_object_set_new(j, "last_lsn", json_null());
+		}
 
 		if (fixed) {
 			size_t last_bytes = a.tail_bytes && a.tail_mode == TAIL_SHORT

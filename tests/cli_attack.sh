@@ -306,5 +306,30 @@ for cmd in verify dump info; do
 	ok "json_error_${cmd}_object" jq -se 'length == 1 and (.[0].error | test("no such file"))' "$dir/out" >/dev/null
 done
 
+# crashtest: bad input is refused by name; an interrupt stops the campaign,
+# kills its writers and removes their files.
+check crashtest_point_past_end 1 "$pmwal" crashtest --mode exhaustive --medium nvme-fua --point 999999
+expect crashtest_point_past_end_msg "past the workload's last event"
+check crashtest_seconds_exhaustive 2 "$pmwal" crashtest --mode exhaustive --seconds 3
+expect crashtest_seconds_exhaustive_msg "bounded by --count"
+check crashtest_missing_value 2 "$pmwal" crashtest --count
+expect crashtest_missing_value_msg "option '--count' needs a value"
+check crashtest_bad_medium 2 "$pmwal" crashtest --medium floppy
+expect crashtest_bad_medium_msg "want pmem, nvme, nvme-fua, fakepmr or all"
+mkdir -p "$dir/ctk"
+"$pmwal" crashtest --mode kill --dir "$dir/ctk" --seconds 30 >"$dir/out" 2>"$dir/err" &
+ctpid=$!
+sleep 1.5
+ctchild=$(pgrep -P "$ctpid" | head -1)
+kill -INT "$ctpid"
+wait "$ctpid"
+ok crashtest_interrupt_exit test $? -eq 130
+expect crashtest_interrupt_msg "interrupted (Interrupt)"
+ok crashtest_interrupt_child_seen test -n "$ctchild"
+ok crashtest_interrupt_no_files test -z "$(ls "$dir/ctk" /dev/shm/pmwal-crashtest-"$ctchild"-* 2>/dev/null)"
+ok crashtest_interrupt_no_processes test -z "$(pgrep -f "crashtest --mode kill --dir $dir/ctk" || true)"
+check append_nothing 0 "$pmwal" append "$log"
+expect append_nothing_msg "appended 0 records: the input held none"
+
 echo "cli_attack: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -326,7 +326,7 @@ wait "$ctpid"
 ok crashtest_interrupt_exit test $? -eq 130
 expect crashtest_interrupt_msg "interrupted (Interrupt)"
 ok crashtest_interrupt_child_seen test -n "$ctchild"
-ok crashtest_interrupt_no_files test -z "$(ls "$dir/ctk" /dev/shm/pmwal-crashtest-"$ctchild"-* 2>/dev/null)"
+ok crashtest_interrupt_no_files test -z "$(find "$dir/ctk" /dev/shm -maxdepth 1 -name "pmwal-crashtest-$ctchild-*")"
 ok crashtest_interrupt_no_processes test -z "$(pgrep -f "crashtest --mode kill --dir $dir/ctk" || true)"
 check append_nothing 0 "$pmwal" append "$log"
 expect append_nothing_msg "appended 0 records: the input held none"

@@ -222,7 +222,8 @@ cmd_merge() {
 			[ "$o" = "$t" ] || total=$((total + $(bytes_of "$(corpus_of "$o")")))
 		done
 		total=$((total + new))
-		local what="$(basename "$corpus"): $(find "$corpus" -type f | wc -l) files $old bytes -> $(find "$fresh" -type f | wc -l) files $new bytes"
+		local what
+		what="$(basename "$corpus"): $(find "$corpus" -type f | wc -l) files $old bytes -> $(find "$fresh" -type f | wc -l) files $new bytes"
 		if [ "$new" -le "$old" ] || { [ $grow -eq 1 ] && [ "$total" -le "$corpus_max" ]; }; then
 			find "$corpus" -type f -delete
 			cp "$fresh"/* "$corpus"/
@@ -250,7 +251,7 @@ cmd_coverage() {
 		cp -r "$(corpus_of "$t")" "$work"
 		if [ "$secs" -gt 0 ]; then
 			LLVM_PROFILE_FILE=/dev/null "$bin" "$work" -max_total_time="$secs" -timeout=20 \
-				-rss_limit_mb=4096 >"$cov_dir/work/$t.fuzz.log" 2>&1 || true
+				-rss_limit_mb=4096 -artifact_prefix="$cov_dir/work/$t-" >"$cov_dir/work/$t.fuzz.log" 2>&1 || true
 		fi
 		# -runs=0: run every input of the corpus once, then exit (writing the profile).
 		LLVM_PROFILE_FILE="$cov_dir/profiles/$t-%p.profraw" "$bin" "$work" -runs=0 \

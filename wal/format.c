@@ -231,6 +231,15 @@ static bool sb_sealed(const uint8_t *in)
 	       wal_get64(in) == wal_xxh3(in + 8, WAL_SB_BYTES - 8, WAL_SB_SEED);
 }
 
+/* Why a format 1 log is refused, and what to do. */
+static void format1_why(char *why, size_t whylen)
+{
+	snprintf(why, whylen,
+		 "a format version 1 log (pmwal 0.1); this pmwal supports version %d only: "
+		 "dump it with the old pmwal and append the records to a new log",
+		 PMWAL_FORMAT_VERSION);
+}
+
 /*
  * A sealed copy of another format version is no torn copy to route around:
  * another pmwal (older or newer) or a tool wrote it, and what the log holds
@@ -256,12 +265,7 @@ static int sb_other_version(const uint8_t *copies, int ra, int rb, char *why,
 				 v, c * WAL_SB_BYTES, PMWAL_FORMAT_VERSION,
 				 PMWAL_FORMAT_VERSION);
 		else if (v == 1)
-			snprintf(
-			    why, whylen,
-			    "a format version 1 log (pmwal 0.1); this pmwal supports "
-			    "version %d only: dump it with the old pmwal and append "
-			    "the records to a new log",
-			    PMWAL_FORMAT_VERSION);
+			format1_why(why, whylen);
 		else
 			snprintf(why, whylen,
 				 "format version %u in the superblock copy at offset %u "
@@ -289,12 +293,7 @@ int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_s
 			     wal_get64(copies + WAL_SB_BYTES + 8) == WAL_SB_MAGIC;
 
 		if (magic && (v0 == 1 || v1 == 1))
-			snprintf(
-			    why, whylen,
-			    "a format version 1 log (pmwal 0.1); this pmwal supports "
-			    "version %d only: dump it with the old pmwal and append "
-			    "the records to a new log",
-			    PMWAL_FORMAT_VERSION);
+			format1_why(why, whylen);
 		else if (magic)
 			snprintf(why, whylen,
 				 "both superblock copies are damaged or out of range");

@@ -750,11 +750,17 @@ again:
 	/* Wake only the appenders of this group (and room or close waiters);
 	 * those of the next group sleep on until it is written. */
 	pthread_cond_broadcast(&s->cv);
-	if (w->failed)
+	if (w->failed) {
 		wake_all(w);
-	else if (!rc && w->stage[w->active].nblocks > 0 &&
-		 w->policy == PMWAL_COMMIT_DURABLE)
-		pthread_cond_signal(&w->stage[w->active].cv); /* one of them leads */
+	} else if (!rc && w->stage[w->active].nblocks > 0) {
+		/* The next group is staged: one of its waiters leads, or the
+		 * committer does (buffered and async records: nobody may wait
+		 * for them, and the committer slept while this group was led
+		 * by another thread; it was a hang: crashtest, nvme random
+		 * seed 1, round 61). */
+		pthread_cond_signal(&w->stage[w->active].cv);
+		pthread_cond_signal(&w->cv_work);
+	}
 	/* Leadership is given up: the callbacks may append, wait and sync. */
 	run_callbacks(w);
 	return rc;

@@ -2138,6 +2138,30 @@ static json_t *result_json(const struct result *r)
 			 "figures", f, "counters", c);
 }
 
+/* A usage error: one line on stderr, or with --json a JSON object on stdout
+ * (as every pmwal command does), then exit status 2. */
+static void usage_error(bool json, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void usage_error(bool json, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	msg[strcspn(msg, "\n")] = 0;
+	if (json) {
+		json_t *j = json_pack("{s:s}", "error", msg);
+		char *t = json_dumps(j, 0);
+
+		puts(t);
+		free(t);
+		json_decref(j);
+	} else {
+		fprintf(stderr, "pmwal crashtest: %s\n", msg);
+	}
+}
+
 int cmd_crashtest(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -2155,6 +2179,9 @@ int cmd_crashtest(int argc, char **argv)
 	uint64_t v;
 	int ch;
 
+	bool json_wanted = false; /* --json anywhere: errors are JSON too */
+	for (int i = 1; i < argc; i++)
+		json_wanted |= !strcmp(argv[i], "--json");
 	optind = 1;
 	opterr = 0; /* one line of ours, quoting what was wrong */
 	while ((ch = getopt_long(argc, argv, ":vh", lo, NULL)) != -1) {
@@ -2176,16 +2203,16 @@ int cmd_crashtest(int argc, char **argv)
 		case 'H': name = "--hang-seconds"; dst = &o.hang_seconds; min = 1; max = 86400; break;
 		case 't': name = "--threads"; dst = &v; min = 1; max = MAXT; break;
 		case ':':
-			fprintf(stderr, "pmwal crashtest: option '%s' needs a value (see --help)\n",
+			usage_error(json_wanted, "option '%s' needs a value (see --help)\n",
 				argv[optind - 1]);
 			return 2;
 		default:
-			fprintf(stderr, "pmwal crashtest: unknown option '%s' (see --help)\n",
+			usage_error(json_wanted, "unknown option '%s' (see --help)\n",
 				argv[optind - 1]);
 			return 2;
 		}
 		if (cli_parse_u64(optarg, dst) || *dst < min || *dst > max) {
-			fprintf(stderr, "pmwal crashtest: %s '%s': want a number from %" PRIu64
+			usage_error(json_wanted, "%s '%s': want a number from %" PRIu64
 					" to %" PRIu64 "\n", name, optarg, min, max);
 			return 2;
 		}
@@ -2193,7 +2220,7 @@ int cmd_crashtest(int argc, char **argv)
 			o.threads = (uint32_t)v;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "pmwal crashtest: unexpected argument '%s' (it takes no target: "
+		usage_error(json_wanted, "unexpected argument '%s' (it takes no target: "
 				"it makes its own media)\n", argv[optind]);
 		return 2;
 	}
@@ -2202,7 +2229,7 @@ int cmd_crashtest(int argc, char **argv)
 		if (!strcmp(medium, "all") || !strcmp(medium, media[i].name))
 			want_medium[i] = any = true;
 	if (!any) {
-		fprintf(stderr, "pmwal crashtest: --medium '%s': want pmem, nvme, nvme-fua, "
+		usage_error(json_wanted, "--medium '%s': want pmem, nvme, nvme-fua, "
 				"fakepmr or all\n", medium);
 		return 2;
 	}
@@ -2211,28 +2238,28 @@ int cmd_crashtest(int argc, char **argv)
 		if (!strcmp(mode, "all") || !strcmp(mode, mode_names[i]))
 			want_mode[i] = any = true;
 	if (!any) {
-		fprintf(stderr, "pmwal crashtest: --mode '%s': want exhaustive, random, faults, "
+		usage_error(json_wanted, "--mode '%s': want exhaustive, random, faults, "
 				"kill or all\n", mode);
 		return 2;
 	}
 	if (o.point != UINT64_MAX && !(want_mode[M_EXHAUSTIVE] && !strcmp(mode, "exhaustive"))) {
-		fprintf(stderr, "pmwal crashtest: --point replays one exhaustive crash point: "
+		usage_error(json_wanted, "--point replays one exhaustive crash point: "
 				"give --mode exhaustive\n");
 		return 2;
 	}
 	if (o.seconds && !strcmp(mode, "exhaustive")) {
-		fprintf(stderr, "pmwal crashtest: --seconds bounds random and kill campaigns; "
+		usage_error(json_wanted, "--seconds bounds random and kill campaigns; "
 				"an exhaustive one is bounded by --count\n");
 		return 2;
 	}
 	if (o.seconds && !strcmp(mode, "faults")) {
-		fprintf(stderr, "pmwal crashtest: --seconds bounds random and kill campaigns; "
+		usage_error(json_wanted, "--seconds bounds random and kill campaigns; "
 				"the faults campaign is bounded by --count\n");
 		return 2;
 	}
 	struct stat sb;
 	if (want_mode[M_KILL] && (stat(o.dir, &sb) || !S_ISDIR(sb.st_mode))) {
-		fprintf(stderr, "pmwal crashtest: --dir '%s' is not a directory (the kill lane "
+		usage_error(json_wanted, "--dir '%s' is not a directory (the kill lane "
 				"writes its nvme log there)\n", o.dir);
 		return 2;
 	}

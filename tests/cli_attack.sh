@@ -316,6 +316,8 @@ check crashtest_missing_value 2 "$pmwal" crashtest --count
 expect crashtest_missing_value_msg "option '--count' needs a value"
 check crashtest_bad_medium 2 "$pmwal" crashtest --medium floppy
 expect crashtest_bad_medium_msg "want pmem, nvme, nvme-fua, fakepmr or all"
+check crashtest_json_error 2 "$pmwal" crashtest --medium floppy --json
+ok crashtest_json_error_object jq -se 'length == 1 and (.[0].error | test("floppy"))' "$dir/out" >/dev/null
 mkdir -p "$dir/ctk"
 "$pmwal" crashtest --mode kill --dir "$dir/ctk" --seconds 30 >"$dir/out" 2>"$dir/err" &
 ctpid=$!

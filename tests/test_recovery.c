@@ -591,8 +591,8 @@ Test(recovery, damage_to_the_last_group_of_a_closed_log_is_corrupt)
 /*
  * A record length that passes the checksum but not the framing (seeded bug
  * TRUST_LENGTH): recovery must call the log CORRUPT at the record, and an
- * iterator over a salvaged copy must refuse the record, never return bytes
- * beyond it.
+ * iterator over a salvaged copy must never return that record (bytes beyond
+ * it): it refuses it, or (salvage) skips its group.
  */
 static void expect_length_refused(struct sim_dev *sim, const char *why)
 {
@@ -614,9 +614,9 @@ static void expect_length_refused(struct sim_dev *sim, const char *why)
 	cr_assert_eq(tu_open_sim(copy, PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE, &w), 0);
 	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0);
 	rc = pmwal_iter_next(it, &lsn, &data, &len);
-	cr_assert_eq(
-	    rc, PMWAL_ECORRUPT, "%s: the iterator gave %s, LSN %llu of %zu bytes", why,
-	    rc == 1 ? "a record" : pmwal_strerror(rc), (unsigned long long)lsn, len);
+	cr_assert(rc == PMWAL_ECORRUPT || rc == 0 || (rc == 1 && lsn > 1),
+		  "%s: the iterator gave %s, LSN %llu of %zu bytes", why,
+		  rc == 1 ? "a record" : pmwal_strerror(rc), (unsigned long long)lsn, len);
 	pmwal_iter_close(it);
 	pmwal_close(w);
 	sim_free(copy);

@@ -302,6 +302,20 @@ static int look_ahead(struct scan *s, uint64_t q, uint64_t group_start,
 	return 0;
 }
 
+/*
+ * The LSN to name for damage at the block the scan is at: the first record
+ * with bytes in it, or the head LSN when that record was released (the head
+ * block and the next may begin inside records below the head, which are no
+ * longer the log's; crashtest --mode faults --seed 35 named LSN 82 below head
+ * 83 for one, while a damaged head block already named the head).
+ */
+static uint64_t damaged_lsn(const struct scan *s)
+{
+	uint64_t lsn = s->rec_left ? s->lsn_next - 1 : s->lsn_next;
+
+	return lsn > s->sb->head_lsn ? lsn : s->sb->head_lsn;
+}
+
 /* Classifies the end at block q; returns true if the scan goes on (salvage). */
 static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool salvage,
 		  bool *resume)
@@ -332,7 +346,7 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 	if (q < s->sb->end_seq || state == WAL_BLOCK_FUTURE) {
 		if (rep->verdict != PMWAL_CORRUPT) {
 			rep->verdict = PMWAL_CORRUPT;
-			rep->corrupt_lsn = s->rec_left ? s->lsn_next - 1 : s->lsn_next;
+			rep->corrupt_lsn = damaged_lsn(s);
 			rep->corrupt_offset = wal_slot_offset(q % s->sb->capacity_blocks);
 			snprintf(rep->detail, sizeof(rep->detail),
 				 state == WAL_BLOCK_FUTURE
@@ -353,8 +367,7 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 			later = q + 1; /* salvage may still find a resume point */
 	}
 	if (later) {
-		/* The first LSN with bytes in block q. */
-		uint64_t lsn = s->rec_left ? s->lsn_next - 1 : s->lsn_next;
+		uint64_t lsn = damaged_lsn(s);
 
 		if (rep->verdict != PMWAL_CORRUPT) {
 			rep->verdict = PMWAL_CORRUPT;

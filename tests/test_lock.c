@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <signal.h>
 #include <spawn.h>
@@ -244,6 +245,71 @@ Test(lock, a_loop_device_and_its_backing_file_are_one_log, .init = setup_disk,
 	cr_assert_eq(rc2, 0);
 	cr_assert_eq(rc3, -EBUSY, "a writer on %s beside one on its backing file: %s", loop,
 		     pmwal_strerror(rc3));
+}
+
+/* losetup -f --show @path into @loop; false where there is no loop device. */
+static bool loop_attach(const char *path, char *loop, size_t len)
+{
+	char cmd[700];
+
+	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s' 2>/dev/null", path);
+	FILE *p = popen(cmd, "r");
+	bool ok = p && fgets(loop, (int)len, p) && !strncmp(loop, "/dev/loop", 9);
+
+	if (p)
+		pclose(p);
+	loop[strcspn(loop, "\n")] = 0;
+	return ok;
+}
+
+static void loop_detach(const char *loop)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "losetup -d %s", loop);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* A loop device over a loop device over the file: all three are one log (an
+ * attack had a writer on the top one beside one on the file, both acked). */
+Test(lock, stacked_loop_devices_and_the_file_are_one_log, .init = setup_disk,
+     .fini = teardown)
+{
+	char path[512], a[64] = "", b[64] = "";
+
+	snprintf(path, sizeof(path), "%s/log", dir);
+	snprintf(target, sizeof(target), "%s", path);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	if (!loop_attach(path, a, sizeof(a)))
+		cr_skip_test("no loop device here (losetup needs root)");
+	if (!loop_attach(a, b, sizeof(b))) {
+		loop_detach(a);
+		cr_skip_test("no second loop device here");
+	}
+	struct pmwal_options o = opts(0);
+	struct pmwal *top = NULL, *file = NULL, *mid = NULL;
+
+	o.target = b;
+	int rt = pmwal_open(&o, &top);
+	o.target = path;
+	int rf = pmwal_open(&o, &file);
+	o.target = a;
+	int rm = pmwal_open(&o, &mid);
+	if (top)
+		pmwal_close(top);
+	if (file)
+		pmwal_close(file);
+	if (mid)
+		pmwal_close(mid);
+	loop_detach(b);
+	loop_detach(a);
+	cr_assert_eq(rt, 0, "writer on %s: %s", b, pmwal_strerror(rt));
+	cr_assert_eq(rf, -EBUSY, "a writer on the file beside one on %s (over %s): %s", b, a,
+		     pmwal_strerror(rf));
+	cr_assert_eq(rm, -EBUSY, "a writer on %s beside one on %s over it: %s", a, b,
+		     pmwal_strerror(rm));
 }
 
 /* Spawn @argv with stdout on a pipe; the first line it prints into @line. */

@@ -61,7 +61,7 @@ struct stage {
 
 struct pmwal {
 	struct wal_dev *dev;
-	int lock_fd[2];	  /* the writer lock (lock.c), -1 if none */
+	int lock_fd[WAL_LOCK_FDS]; /* the writer lock (lock.c), -1 if none */
 	struct wal_sb sb; /* as last written; head fields under mu */
 	bool sb_same;	  /* both copies on the medium are sb (after a write_sb) */
 	struct pmwal_report report;
@@ -1373,7 +1373,7 @@ static void free_handle(struct pmwal *w)
 		return;
 	if (w->dev)
 		w->dev->ops->close(w->dev);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < WAL_LOCK_FDS; i++)
 		if (w->lock_fd[i] >= 0)
 			close(w->lock_fd[i]); /* the last thing: the log is now free */
 	for (int i = 0; i < 2; i++) {
@@ -1453,7 +1453,7 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 }
 
 static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
-		       const int lock_fd[2], struct pmwal **out)
+		       const int lock_fd[WAL_LOCK_FDS], struct pmwal **out)
 {
 	char err[512] = "";
 	struct pmwal *w = calloc(1, sizeof(*w));
@@ -1462,14 +1462,13 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 	*out = NULL;
 	if (!w) {
 		dev->ops->close(dev);
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < WAL_LOCK_FDS; i++)
 			if (lock_fd[i] >= 0)
 				close(lock_fd[i]);
 		return -ENOMEM;
 	}
 	w->dev = dev;
-	w->lock_fd[0] = lock_fd[0];
-	w->lock_fd[1] = lock_fd[1];
+	memcpy(w->lock_fd, lock_fd, sizeof(w->lock_fd));
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_mutex_init(&w->io_mu, NULL);
 	w->done_tail = &w->done_cbs;
@@ -1530,7 +1529,8 @@ fail:
 
 int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pmwal **out)
 {
-	static const int none[2] = {-1, -1};
+	_Static_assert(WAL_LOCK_FDS == 8, "one -1 for each lock descriptor");
+	static const int none[WAL_LOCK_FDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
 
 	return open_locked(opt, dev, none, out);
 }
@@ -1574,7 +1574,7 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 		return rc;
 	}
 	/* Before the first write (format, recovery's epoch): one writer only. */
-	int lock_fd[2] = {-1, -1};
+	int lock_fd[WAL_LOCK_FDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
 
 	if (!(opt->flags & PMWAL_OPEN_READONLY) && !PMWAL_BUG(NO_WRITER_LOCK)) {
 		int dev_fd = dev->ops->file_fd ? dev->ops->file_fd(dev) : -1;

@@ -46,12 +46,14 @@ int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev,
 
 /*
  * Takes the writer lock of the log at @target (lock.c): 0 and @fd_out (-1 for
- * targets that need none; a loop device also holds its backing file's), -EBUSY naming the holder's pid in @err, or -errno.
+ * targets that need none; a loop device also holds its backing files'), -EBUSY naming the holder's pid in @err, or -errno.
  * With @dev_fd >= 0 (the device's open file, wal_dev_ops.file_fd) the lock is
  * taken on a duplicate of it, so it lasts as long as that open file does.
  * Closing @fd_out and the device releases it.
  */
-int wal_lock_writer(const char *target, int dev_fd, int fd_out[2], char *err, size_t errlen);
+#define WAL_LOCK_FDS 8 /* the device and up to 7 loop backing files below it */
+int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], char *err,
+		    size_t errlen);
 
 /* Aligned buffer for device I/O (O_DIRECT); free with free(). */
 void *wal_alloc_io(size_t bytes);

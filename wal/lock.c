@@ -210,13 +210,16 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 	return 0;
 }
 
-int wal_lock_writer(const char *target, int dev_fd, int fd_out[2], char *err, size_t errlen)
+int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], char *err,
+		    size_t errlen)
 {
 	struct wal_target t;
 	char node[300], backing[4096];
-	int fd, rc;
+	int bk[WAL_LOCK_FDS]; /* the backing files of a loop device, top down */
+	int fd, rc, n = 0;
 
-	fd_out[0] = fd_out[1] = -1;
+	for (int i = 0; i < WAL_LOCK_FDS; i++)
+		fd_out[i] = -1;
 	if (wal_target_parse(target, &t) || t.kind == WAL_TARGET_SIM)
 		return 0; /* simulated media live in this process only */
 	rc = lock_node(&t, node, sizeof(node));
@@ -241,33 +244,55 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[2], char *err, si
 			 node, strerror(errno));
 		return rc;
 	}
-	/* A loop device's storage is its backing file too: lock that first. */
-	if (loop_backing(fd, backing, sizeof(backing))) {
-		int bfd = open(backing, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-
-		if (bfd < 0) {
+	/*
+	 * A loop device's storage is its backing file too, and that may be a
+	 * loop device in turn: every level down to the file is locked, so that
+	 * a writer on any of them meets a writer on any other (every chain ends
+	 * at the file).
+	 */
+	rc = 0;
+	for (int cur = fd; loop_backing(cur, backing, sizeof(backing)); cur = bk[n - 1]) {
+		if (n == WAL_LOCK_FDS - 1) {
+			snprintf(err, errlen,
+				 "%s: loop devices stacked more than %d deep; open the log "
+				 "through its backing file",
+				 target, WAL_LOCK_FDS - 1);
+			rc = -ELOOP;
+			break;
+		}
+		bk[n] = open(backing, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (bk[n] < 0) {
 			rc = -errno;
 			snprintf(err, errlen,
-				 "%s: opening its loop device's backing file %s to lock it for "
+				 "%s: opening the loop device's backing file %s to lock it for "
 				 "writing: %s",
 				 target, backing, strerror(errno));
-			close(fd);
-			return rc;
+			break;
 		}
-		rc = lock_fd_for(bfd, target, backing, err, errlen);
-		if (rc) {
-			close(fd);
-			return rc;
-		}
-		fd_out[1] = bfd;
+		n++;
 	}
-	rc = lock_fd_for(fd, target, node, err, errlen);
+	/* Deepest first: the file every chain ends at decides. lock_fd_for
+	 * closes the descriptor it fails on. */
+	for (int i = n - 1; i >= 0 && !rc; i--) {
+		rc = lock_fd_for(bk[i], target, backing, err, errlen);
+		if (rc)
+			bk[i] = -1;
+	}
+	if (!rc) {
+		rc = lock_fd_for(fd, target, node, err, errlen);
+		if (rc)
+			fd = -1;
+	}
 	if (rc) {
-		if (fd_out[1] >= 0)
-			close(fd_out[1]);
-		fd_out[1] = -1;
+		for (int i = 0; i < n; i++)
+			if (bk[i] >= 0)
+				close(bk[i]);
+		if (fd >= 0)
+			close(fd);
 		return rc;
 	}
 	fd_out[0] = fd;
+	for (int i = 0; i < n; i++)
+		fd_out[1 + i] = bk[i];
 	return 0;
 }

@@ -700,6 +700,8 @@ static void wl_run(struct ct *ct, struct model *m, bool close_clean)
 		return;
 	for (uint32_t op = 0; op < ct->p.ops && !s.failed; op++) {
 		uint64_t d = rnd_below(&r, 100);
+
+		beat(ct);
 		bool ok = true;
 
 		if (d < 40) {
@@ -854,6 +856,7 @@ static void *wl_thread(void *arg)
 	uint8_t *buf = malloc(m->rec_max + 8);
 
 	for (uint32_t op = 0; op < t->ops && !__atomic_load_n(t->stop, __ATOMIC_RELAXED); op++) {
+		beat(t->ct); /* progress, for the hang watch */
 		pthread_mutex_lock(&m->mu);
 		uint64_t seq = m->tsub[t->tid]++;
 		pthread_mutex_unlock(&m->mu);
@@ -2035,6 +2038,19 @@ static void run_campaign(const struct ct_opts *o, const struct ct_medium *md, in
 			fprintf(stderr, "crashtest: FAIL hangs: no progress for %" PRIu64 " s at %s\n",
 				o->hang_seconds, sh->where);
 			sh->c[C_hangs]++;
+			/* Where each thread waits, for the report (where gdb is). */
+			if (access("/usr/bin/gdb", X_OK) == 0) {
+				char cmd[160];
+
+				fprintf(stderr, "crashtest: the stalled campaign's threads:\n");
+				fflush(stderr);
+				snprintf(cmd, sizeof(cmd),
+					 "timeout 60 /usr/bin/gdb -q -p %d -batch -ex 'thread apply "
+					 "all bt' 1>&2 2>/dev/null",
+					 (int)pid);
+				if (system(cmd) != 0)
+					fprintf(stderr, "crashtest: (gdb could not attach)\n");
+			}
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			break;

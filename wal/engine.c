@@ -548,6 +548,29 @@ static void publish_durable(struct pmwal *w, uint64_t lsn)
 	__atomic_store_n(&w->durable_lsn, lsn, __ATOMIC_RELEASE);
 }
 
+/* Wakes every waiter, whatever it waits for: failure, close. */
+static void wake_all(struct pmwal *w)
+{
+	pthread_cond_broadcast(&w->stage[0].cv);
+	pthread_cond_broadcast(&w->stage[1].cv);
+	pthread_cond_broadcast(&w->cv_done);
+}
+
+/*
+ * Fails the handle stop with @rc (mu held): nothing more is acknowledged.
+ * The one way to set w->failed, because every sleeper must hear of it: a
+ * waiter woken to lead the next group that finds the handle failed returns
+ * without passing the wake on, so the others would sleep forever (a hang:
+ * crashtest --medium nvme-fua --mode random --seed 381000, a release whose
+ * superblock write failed between a group's end and its successor's lead).
+ */
+static void fail_stop(struct pmwal *w, int rc)
+{
+	if (!w->failed)
+		w->failed = rc;
+	wake_all(w);
+}
+
 /*
  * Accounts for the group of @n blocks from @seq0 holding LSNs @first..@last
  * (mu held): durable with @last_sum as its last block's checksum, or failed
@@ -557,8 +580,7 @@ static void group_done(struct pmwal *w, int rc, uint64_t seq0, uint64_t n, uint6
 		       uint64_t last, uint64_t last_sum)
 {
 	if (rc) {
-		if (!w->failed)
-			w->failed = rc;
+		fail_stop(w, rc);
 		set_err(
 		    w,
 		    "%s: group write of blocks %llu..%llu (LSN %llu..%llu, offset %llu) "
@@ -575,14 +597,6 @@ static void group_done(struct pmwal *w, int rc, uint64_t seq0, uint64_t n, uint6
 	publish_durable(w, last);
 	w->groups_written++;
 	w->records_written += last - first + 1;
-}
-
-/* Wakes every waiter, whatever it waits for: failure, close. */
-static void wake_all(struct pmwal *w)
-{
-	pthread_cond_broadcast(&w->stage[0].cv);
-	pthread_cond_broadcast(&w->stage[1].cv);
-	pthread_cond_broadcast(&w->cv_done);
 }
 
 /* The thread running callbacks now, so that it can be told from others. */
@@ -1291,9 +1305,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 				w->sb.end_seq = sb.end_seq;
 				w->sb.end_lsn = sb.end_lsn;
 			}
-			if (!w->failed)
-				w->failed = rc;
-			wake_all(w);
+			fail_stop(w, rc);
 			pthread_mutex_unlock(&w->mu);
 			set_err(w,
 				"%s: finding LSN %llu to release: %s; the log is closed for "
@@ -1316,8 +1328,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 	rc = write_sb(w, &sb);
 	pthread_mutex_lock(&w->mu);
 	if (rc) {
-		if (!w->failed)
-			w->failed = rc;
+		fail_stop(w, rc);
 		set_err(w, "%s: superblock write for release to LSN %llu failed: %s",
 			w->target, (unsigned long long)lsn, pmwal_strerror(rc));
 	} else {

@@ -7,7 +7,8 @@
  * A plain program rather than a Criterion suite so that it also runs under
  * ThreadSanitizer (-DPMWAL_TSAN=ON), where Criterion's runner cannot start;
  * in every build it is the check that group commit, direct groups on mapped
- * media, callbacks and release hold together under contention.
+ * media, callbacks and release hold together under contention. Refused calls
+ * from every thread check that each error message read back is whole.
  */
 #include "pmwal.h"
 #include "testutil.h"
@@ -46,6 +47,33 @@ static size_t rec_len(long id, int i)
 			   : 8 + (size_t)((id * 7919 + i * 31) % 999);
 }
 
+/*
+ * Two refusals at once from many threads (a release beyond the durable end,
+ * an iterator beyond the log): the message each reads back must be one whole
+ * message, never two written over each other.
+ */
+static void refusals(const char *target)
+{
+	struct pmwal_iter *it;
+	size_t tl = strlen(target);
+
+	if (pmwal_release(w, UINT64_MAX / 2) != PMWAL_ERANGE ||
+	    pmwal_iter_open(w, UINT64_MAX / 2, &it) != PMWAL_ERANGE) {
+		fail("a refused call was not refused", 0);
+		return;
+	}
+	const char *m = pmwal_errmsg(w);
+
+	if (strncmp(m, target, tl) != 0 || m[tl] != ':' ||
+	    (!strstr(m, ": release below LSN ") && !strstr(m, ": iterator from LSN ")) ||
+	    strstr(m + tl + 1, target)) {
+		fprintf(stderr, "stress_threads: a torn error message: \"%s\"\n", m);
+		atomic_fetch_add(&failures, 1);
+	}
+}
+
+static const char *run_target;
+
 static void *appender(void *arg)
 {
 	long id = (long)arg;
@@ -68,6 +96,8 @@ static void *appender(void *arg)
 			fail("append", rc);
 			return NULL;
 		}
+		if (i % 50 == 7)
+			refusals(run_target);
 		if (i % 400 == 399) {
 			if ((rc = pmwal_sync(w)) != 0)
 				fail("sync", rc);
@@ -136,6 +166,7 @@ static int run(const char *target)
 	pthread_t t[THREADS];
 	int rc;
 
+	run_target = target;
 	atomic_store(&async_ok, 0);
 	atomic_store(&async_failed, 0);
 	if ((rc = pmwal_open(&o, &w)) != 0) {

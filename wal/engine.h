@@ -58,4 +58,94 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 /* Aligned buffer for device I/O (O_DIRECT); free with free(). */
 void *wal_alloc_io(size_t bytes);
 
+/* ---- the handle (engine.c: open, close, release; commit.c: the commit
+ * pipeline; iter.c: iterators) ---------------------------------------------- */
+
+#include <pthread.h>
+#include <sys/uio.h>
+
+#define WAL_LEAD_CHAIN_MAX 4 /* groups one leader writes back to back */
+
+/* Direct groups on mapped media (commit.c): see there. */
+#define WAL_DIRECT_RUN	  256u
+#define WAL_DIRECT_SEGS	  48
+#define WAL_DIRECT_BLOCKS 16u /* larger groups take the staging path */
+
+/* One announced record; a stage's list is in LSN order. */
+struct async_cb {
+	uint64_t lsn;
+	pmwal_durable_fn fn;
+	void *arg;
+	int status;	      /* set when its group is done */
+	struct async_cb *next;
+};
+
+/* One group being filled (or written). */
+struct stage {
+	uint8_t *buf;
+	uint32_t cap_blocks;
+	uint32_t nblocks; /* blocks started (the last one may be partial) */
+	uint32_t fill;	  /* payload bytes used in the last block */
+	uint64_t first_lsn;
+	uint64_t last_lsn;
+	uint64_t nrecords;
+	struct async_cb *cbs, **cbs_tail; /* callbacks of this group's records */
+	pthread_cond_t cv; /* appenders waiting for this stage's group */
+};
+
+struct pmwal {
+	struct wal_dev *dev;
+	int lock_fd[WAL_LOCK_FDS]; /* the writer lock (lock.c), -1 if none */
+	struct wal_sb sb; /* as last written; head fields under mu */
+	bool sb_same;	  /* both copies on the medium are sb (after a write_sb) */
+	struct pmwal_report report;
+	uint32_t flags;
+	uint32_t policy;
+	uint32_t window_us;
+	uint32_t group_bytes_max;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv_done; /* a group finished: room, close, release */
+	pthread_cond_t cv_work; /* committer: staged records wait */
+	pthread_mutex_t io_mu;	/* one device writer at a time (leader, release) */
+	/* Callbacks of finished groups, run in LSN order by one thread at a time
+	 * (the runner), with no lock and no leadership held: see run_callbacks. */
+	struct async_cb *done_cbs, **done_tail;
+	bool cb_running;
+	struct stage stage[2];
+	int active;		/* the stage accepting records */
+	uint8_t *dscratch;	/* mapped media: block images for direct groups */
+	struct wal_io *dio;	/* and their pieces, stored all at once */
+	uint32_t direct_blocks; /* blocks of the direct group in flight */
+	bool leading;		/* a group is being written */
+	bool closing;
+	bool committer_started;
+	pthread_t committer;
+	uint64_t next_lsn;
+	uint64_t durable_lsn;
+	uint64_t next_seq;	/* seq of the next group's first block */
+	uint64_t prev_checksum; /* checksum of block next_seq-1 */
+	uint64_t head_seq, head_lsn;
+	int failed;	     /* sticky: first write or flush error */
+	uint64_t groups_written, records_written;
+	uint8_t bug_word[8]; /* seeded bug TORN_COMMIT_WORD only */
+	struct wal_io bug_io;
+	char target[256];
+	pthread_mutex_t err_mu; /* errmsg: set and read from any thread */
+	char errmsg[512];
+};
+
+/* engine.c */
+void wal_set_err(struct pmwal *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* commit.c: all with mu held. */
+void wal_stage_reset(struct stage *s); /* empty, no callbacks */
+void wal_wake_all(struct pmwal *w);
+void wal_fail_stop(struct pmwal *w, int rc);
+int wal_wait_durable(struct pmwal *w, uint64_t lsn);
+int wal_start_committer(struct pmwal *w);
+void wal_queue_callbacks(struct pmwal *w, struct stage *s, int status);
+void wal_run_callbacks(struct pmwal *w);
+bool wal_in_callback(const struct pmwal *w); /* this thread runs @w's callbacks */
+
 #endif /* PMWAL_ENGINE_H */

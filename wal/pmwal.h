@@ -323,7 +323,11 @@ int pmwal_target_path(const char *target, char *buf, size_t len);
 /* Text for any pmwal or errno code. Never NULL. */
 const char *pmwal_strerror(int err);
 
-/* The handle's last error message (path, LSN, offset); "" if none. */
+/*
+ * The handle's last error message (path, LSN, offset), set by whichever
+ * thread met it; "" if none. Safe from any thread: the text is the calling
+ * thread's own copy and stays valid until its next pmwal_errmsg() call.
+ */
 const char *pmwal_errmsg(struct pmwal *w);
 
 /* Library version as "MAJOR.MINOR.PATCH". */

@@ -1,0 +1,949 @@
+// SPDX-License-Identifier: MIT
+/*
+ * commit.c - the commit pipeline: staging records into groups, group commit
+ * with one leader at a time, durability waits, callbacks, the background
+ * committer, and direct groups on mapped media.
+ *
+ * The data path of one durable append reads as a straight line:
+ *   pmwal_append -> stage_add (reserve LSN and blocks under the lock, copy the
+ *   record into the open group's blocks) -> lead (one appender becomes leader,
+ *   swaps the staging buffers, seals the group's headers and checksums outside
+ *   the lock) -> dev->ops->commit (device write + durability) -> durable_lsn
+ *   advances -> waiting appenders and callbacks are released.
+ *
+ * Two staging buffers: appenders fill one while the leader writes the other,
+ * so at most one group is in flight (the format's acknowledgement rule needs
+ * that) and there is no added delay at low load: a lone appender leads its own
+ * group at once. Bounds: a group holds at most group_blocks_max blocks;
+ * appenders that do not fit wait for the buffer swap.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "seeded.h"
+#include "xxh.h"
+
+static int wal_lead(struct pmwal *w);
+
+/* ---- staging ------------------------------------------------------------ */
+
+static uint8_t *stage_block(struct stage *s, uint32_t i)
+{
+	return s->buf + (size_t)i * WAL_BLOCK_BYTES;
+}
+
+void wal_stage_reset(struct stage *s)
+{
+	s->nblocks = 0;
+	s->fill = 0;
+	s->first_lsn = s->last_lsn = 0;
+	s->nrecords = 0;
+	s->cbs = NULL;
+	s->cbs_tail = &s->cbs;
+}
+
+/* Starts a fresh block. Its padding is never written out past the device's
+ * sector (see wal_lead) and is covered by no checksum. */
+static void stage_new_block(struct stage *s, uint64_t first_lsn)
+{
+	uint8_t *b = stage_block(s, s->nblocks);
+
+	memset(b, 0, WAL_HDR_BYTES);
+	wal_put16(b + 14, WAL_NO_RECORD);
+	wal_put64(b + 40, first_lsn);
+	s->nblocks++;
+	s->fill = 0;
+}
+
+/* Blocks the stage would hold after adding records of @bytes payload. */
+static uint32_t stage_blocks_after(const struct stage *s, uint64_t bytes)
+{
+	uint32_t n = s->nblocks;
+	uint64_t fill = s->fill;
+
+	if (n == 0) {
+		n = 1;
+		fill = 0;
+	}
+	if (WAL_PAYLOAD_BYTES - fill < WAL_REC_HDR_BYTES) {
+		n++;
+		fill = 0;
+	}
+	uint64_t room = WAL_PAYLOAD_BYTES - fill;
+
+	if (bytes <= room)
+		return n;
+	return n + wal_blocks_for_bytes(bytes - room);
+}
+
+/* Copies one record into the stage, spanning blocks; the record header never
+ * straddles two blocks. */
+static void stage_copy(struct stage *s, uint64_t lsn, const void *data, size_t len)
+{
+	const uint8_t *src = data;
+
+	if (s->nblocks == 0 || WAL_PAYLOAD_BYTES - s->fill < WAL_REC_HDR_BYTES)
+		stage_new_block(s, lsn);
+	uint8_t *b = stage_block(s, s->nblocks - 1);
+
+	if (wal_get16(b + 14) == WAL_NO_RECORD) {
+		wal_put16(b + 14, (uint16_t)s->fill);
+		wal_put64(b + 40, lsn);
+	}
+	wal_put32(b + WAL_HDR_BYTES + s->fill, (uint32_t)len);
+	s->fill += WAL_REC_HDR_BYTES;
+	while (len > 0) {
+		if (s->fill == WAL_PAYLOAD_BYTES) {
+			wal_put16(b + 12, WAL_PAYLOAD_BYTES);
+			stage_new_block(s, lsn);
+			b = stage_block(s, s->nblocks - 1);
+		}
+		size_t take =
+		    WAL_PAYLOAD_BYTES - s->fill < len ? WAL_PAYLOAD_BYTES - s->fill : len;
+
+		memcpy(b + WAL_HDR_BYTES + s->fill, src, take);
+		s->fill += (uint32_t)take;
+		src += take;
+		len -= take;
+	}
+	wal_put16(b + 12, (uint16_t)s->fill);
+	if (!s->nrecords)
+		s->first_lsn = lsn;
+	s->last_lsn = lsn;
+	s->nrecords++;
+}
+
+static uint32_t fill_of(const uint8_t *block)
+{
+	return wal_get16(block + 12);
+}
+
+static uint64_t staged_blocks(const struct pmwal *w)
+{
+	return (uint64_t)w->stage[0].nblocks + w->stage[1].nblocks + w->direct_blocks;
+}
+
+/*
+ * Reserves LSNs and copies @count records into the active stage, waiting for
+ * room (caller holds mu). All or nothing.
+ */
+static int stage_add(struct pmwal *w, const struct iovec *recs, int count,
+		     uint64_t *first)
+{
+	uint64_t bytes = 0;
+
+	for (int i = 0; i < count; i++) {
+		if (recs[i].iov_len == 0)
+			return -EINVAL;
+		if (recs[i].iov_len > w->sb.record_bytes_max) {
+			wal_set_err(w,
+				    "%s: record of %zu bytes; this log's maximum is %u",
+				    w->target, recs[i].iov_len, w->sb.record_bytes_max);
+			return PMWAL_ETOOBIG;
+		}
+		bytes += WAL_REC_HDR_BYTES + recs[i].iov_len;
+	}
+	uint32_t group_limit = w->group_bytes_max / WAL_PAYLOAD_BYTES;
+
+	for (;;) {
+		struct stage *s = &w->stage[w->active];
+
+		if (w->failed)
+			return PMWAL_EFAILED;
+		if (w->closing)
+			return PMWAL_ECLOSED;
+		uint32_t after = stage_blocks_after(s, bytes);
+
+		if (after > s->cap_blocks && s->nblocks == 0) {
+			wal_set_err(
+			    w,
+			    "%s: batch of %llu bytes is larger than one group can hold",
+			    w->target, (unsigned long long)bytes);
+			return PMWAL_ETOOBIG;
+		}
+		/* Staged blocks become live blocks one for one, so this is exact. */
+		uint64_t live =
+		    w->next_seq - w->head_seq + staged_blocks(w) - s->nblocks + after;
+
+		if (live > w->sb.capacity_blocks) {
+			wal_set_err(
+			    w,
+			    "%s: log full (%llu of %llu blocks live or staged); release "
+			    "records (pmwal_release) after a checkpoint",
+			    w->target, (unsigned long long)(live - after + s->nblocks),
+			    (unsigned long long)w->sb.capacity_blocks);
+			return PMWAL_EFULL;
+		}
+		if (after <= s->cap_blocks && (s->nblocks == 0 || after <= group_limit))
+			break;
+		/* The open group is full: lead it out, or wait for the one in flight. */
+		if (!w->leading)
+			wal_lead(w);
+		else
+			pthread_cond_wait(&w->cv_done, &w->mu);
+	}
+	struct stage *s = &w->stage[w->active];
+
+	*first = w->next_lsn;
+	for (int i = 0; i < count; i++)
+		stage_copy(s, w->next_lsn++, recs[i].iov_base, recs[i].iov_len);
+	return 0;
+}
+
+/* ---- group commit -------------------------------------------------------- */
+
+/* Fills in what only the leader knows: position, chain and group shape. */
+static void seal_group(struct pmwal *w, struct stage *s, uint64_t durable_hint)
+{
+	uint64_t prev = w->prev_checksum;
+
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		uint8_t *b = stage_block(s, i);
+		uint64_t seq = w->next_seq + i;
+		struct wal_block_hdr h = {
+		    .payload_bytes = wal_get16(b + 12),
+		    .first_rec = wal_get16(b + 14),
+		    .log_id = w->sb.log_id,
+		    .seq = seq,
+		    .prev_checksum = prev,
+		    .first_lsn = wal_get64(b + 40),
+		    .durable_lsn = durable_hint,
+		    .epoch = w->sb.epoch,
+		    .group_index = i,
+		    .group_blocks = s->nblocks,
+		};
+
+		wal_block_encode_hdr(&h, b);
+		prev = wal_block_seal(b, seq % w->sb.capacity_blocks);
+	}
+}
+
+/*
+ * Publishes a new durable end (mu held) with one 8-byte atomic store, after
+ * the group's barrier or flush returned: pmwal_durable_lsn() reads it without
+ * the lock, and every record up to it is durable once it is seen.
+ */
+static void publish_durable(struct pmwal *w, uint64_t lsn)
+{
+	__atomic_store_n(&w->durable_lsn, lsn, __ATOMIC_RELEASE);
+}
+
+/* Wakes every waiter, whatever it waits for: failure, close. */
+void wal_wake_all(struct pmwal *w)
+{
+	pthread_cond_broadcast(&w->stage[0].cv);
+	pthread_cond_broadcast(&w->stage[1].cv);
+	pthread_cond_broadcast(&w->cv_done);
+}
+
+/*
+ * Fails the handle stop with @rc (mu held): nothing more is acknowledged.
+ * The one way to set w->failed, because every sleeper must hear of it: a
+ * waiter woken to lead the next group that finds the handle failed returns
+ * without passing the wake on, so the others would sleep forever (a hang:
+ * crashtest --medium nvme-fua --mode random --seed 381000, a release whose
+ * superblock write failed between a group's end and its successor's lead).
+ */
+void wal_fail_stop(struct pmwal *w, int rc)
+{
+	if (!w->failed)
+		w->failed = rc;
+	wal_wake_all(w);
+}
+
+/*
+ * Accounts for the group of @n blocks from @seq0 holding LSNs @first..@last
+ * (mu held): durable with @last_sum as its last block's checksum, or failed
+ * with @rc, which is sticky.
+ */
+static void group_done(struct pmwal *w, int rc, uint64_t seq0, uint64_t n, uint64_t first,
+		       uint64_t last, uint64_t last_sum)
+{
+	if (rc) {
+		wal_fail_stop(w, rc);
+		wal_set_err(
+		    w,
+		    "%s: group write of blocks %llu..%llu (LSN %llu..%llu, offset %llu) "
+		    "failed: %s; nothing more is acknowledged, reopen the log",
+		    w->target, (unsigned long long)seq0,
+		    (unsigned long long)(seq0 + n - 1), (unsigned long long)first,
+		    (unsigned long long)last,
+		    (unsigned long long)wal_slot_offset(seq0 % w->sb.capacity_blocks),
+		    pmwal_strerror(rc));
+		return;
+	}
+	w->next_seq += n;
+	w->prev_checksum = last_sum;
+	publish_durable(w, last);
+	w->groups_written++;
+	w->records_written += last - first + 1;
+}
+
+/* The thread running callbacks now, so that it can be told from others. */
+static _Thread_local const struct pmwal *in_callback;
+
+bool wal_in_callback(const struct pmwal *w)
+{
+	return in_callback == w;
+}
+
+/* Moves stage @s's callbacks, with @status, to the queue of done ones (mu
+ * held). Groups finish in order, so the queue stays in LSN order. */
+void wal_queue_callbacks(struct pmwal *w, struct stage *s, int status)
+{
+	if (!s->cbs)
+		return;
+	for (struct async_cb *c = s->cbs; c; c = c->next)
+		c->status = status;
+	*w->done_tail = s->cbs;
+	w->done_tail = s->cbs_tail;
+	s->cbs = NULL;
+	s->cbs_tail = &s->cbs;
+}
+
+/*
+ * Runs queued callbacks (mu held; dropped while they run). One thread at a
+ * time is the runner and runs them in LSN order; a callback that appends,
+ * waits or syncs leads its own groups, whose callbacks join the queue and run
+ * after it returns, on this thread. No leadership is held meanwhile, so
+ * nothing a callback calls waits on itself (pmwal_close excepted: refused).
+ */
+void wal_run_callbacks(struct pmwal *w)
+{
+	if (w->cb_running || !w->done_cbs)
+		return;
+	w->cb_running = true;
+	while (w->done_cbs) {
+		struct async_cb *list = w->done_cbs;
+
+		w->done_cbs = NULL;
+		w->done_tail = &w->done_cbs;
+		pthread_mutex_unlock(&w->mu);
+		const struct pmwal *outer = in_callback;
+
+		in_callback = w;
+		while (list) {
+			struct async_cb *c = list;
+
+			list = c->next;
+			c->fn(c->arg, c->lsn, c->status);
+			free(c);
+		}
+		in_callback = outer;
+		pthread_mutex_lock(&w->mu);
+	}
+	w->cb_running = false;
+	pthread_cond_broadcast(&w->cv_done);
+}
+
+/*
+ * Writes the active stage as one group and makes it durable. Called with mu
+ * held and !leading; returns with mu held. Other appenders keep staging into
+ * the other buffer meanwhile.
+ */
+static void wake_stage(void *arg)
+{
+	pthread_cond_broadcast(&((struct stage *)arg)->cv);
+}
+
+static int wal_lead(struct pmwal *w)
+{
+	int chain = 0;
+	struct stage *done = NULL; /* a chained group's appenders, still asleep */
+
+again:
+	w->leading = true;
+	if (done && w->window_us) {
+		wake_stage(done);
+		done = NULL;
+	}
+	if (w->window_us && w->stage[w->active].nblocks > 0) {
+		/* Gather: wait for the window, or until the group is full. */
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (long)w->window_us * 1000;
+		until.tv_sec += until.tv_nsec / 1000000000;
+		until.tv_nsec %= 1000000000;
+		while (!w->closing && !w->failed &&
+		       (uint64_t)w->stage[w->active].nblocks * WAL_PAYLOAD_BYTES <
+			   w->group_bytes_max)
+			if (pthread_cond_timedwait(&w->cv_work, &w->mu, &until) ==
+			    ETIMEDOUT)
+				break;
+	}
+	struct stage *s = &w->stage[w->active];
+
+	if (s->nblocks == 0 || w->failed) {
+		w->leading = false;
+		if (done)
+			wake_stage(done);
+		wal_wake_all(w);
+		return w->failed;
+	}
+	w->active ^= 1;
+	uint64_t seq0 = w->next_seq;
+	uint64_t hint = w->durable_lsn;
+
+	if (PMWAL_BUG(TAIL_BEFORE_DURABLE))
+		hint = w->next_lsn - 1; /* claims groups not yet written durable */
+	if (PMWAL_BUG(ACK_BEFORE_FLUSH)) {
+		publish_durable(w, s->last_lsn); /* acked before the write */
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+
+	seal_group(w, s, hint);
+	uint64_t n = w->sb.capacity_blocks, slot = seq0 % n;
+	uint64_t first_part = n - slot < s->nblocks ? n - slot : s->nblocks;
+	struct wal_io ios[2] = {
+	    {s->buf, first_part * WAL_BLOCK_BYTES, wal_slot_offset(slot)},
+	    {stage_block(s, (uint32_t)first_part),
+	     (s->nblocks - first_part) * WAL_BLOCK_BYTES, wal_slot_offset(0)},
+	};
+	int nio = first_part < s->nblocks ? 2 : 1;
+	/* The last block goes out only up to the sector holding its last used
+	 * byte: on persistent memory (64-byte sectors) a 4 KiB record then costs
+	 * 4.1 KiB of stores, not 8 KiB. */
+	uint32_t used = WAL_HDR_BYTES + fill_of(stage_block(s, s->nblocks - 1));
+	uint32_t sector = w->dev->sector_bytes ? w->dev->sector_bytes : WAL_BLOCK_BYTES;
+
+	ios[nio - 1].len -= WAL_BLOCK_BYTES - (used + sector - 1) / sector * sector;
+	pthread_mutex_lock(&w->io_mu);
+	if (done) {
+		/* Wake the last group's appenders once this group's writes are
+		 * submitted: woken earlier, they would run ahead of the leader. */
+		w->dev->submitted = wake_stage;
+		w->dev->submitted_arg = done;
+	}
+	int rc = w->dev->ops->commit(w->dev, ios, nio);
+
+	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
+		rc = 0;
+	if (done && w->dev->submitted) { /* the device did not call it */
+		w->dev->submitted = NULL;
+		wake_stage(done);
+	}
+	done = NULL;
+	pthread_mutex_unlock(&w->io_mu);
+
+	pthread_mutex_lock(&w->mu);
+	group_done(w, rc, seq0, s->nblocks, s->first_lsn, s->last_lsn,
+		   wal_get64(stage_block(s, s->nblocks - 1)));
+	bool announce = s->cbs != NULL;
+
+	wal_queue_callbacks(w, s, rc ? PMWAL_EFAILED : 0);
+	wal_stage_reset(s);
+	if (PMWAL_BUG(CALLBACK_LEADING))
+		wal_run_callbacks(
+		    w); /* the old way: a callback that waits waits on itself */
+	w->leading = false;
+	pthread_cond_broadcast(&w->cv_done);
+	if (!announce && !rc && !w->failed && w->stage[w->active].nblocks > 0 &&
+	    w->policy == PMWAL_COMMIT_DURABLE && ++chain < WAL_LEAD_CHAIN_MAX) {
+		/* The next group is waiting. Writing it at once keeps the device
+		 * busy; a handoff would first have to wake a thread on a busy
+		 * machine. Bounded, so one caller is not held for long. */
+		done = s;
+		goto again;
+	}
+	/* Wake only the appenders of this group (and room or close waiters);
+	 * those of the next group sleep on until it is written. */
+	pthread_cond_broadcast(&s->cv);
+	if (w->failed) {
+		wal_wake_all(w);
+	} else if (!rc && w->stage[w->active].nblocks > 0) {
+		/* The next group is staged: one of its waiters leads, or the
+		 * committer does (buffered and async records: nobody may wait
+		 * for them, and the committer slept while this group was led
+		 * by another thread; it was a hang: crashtest, nvme random
+		 * seed 1, round 61). */
+		pthread_cond_signal(&w->stage[w->active].cv);
+		pthread_cond_signal(&w->cv_work);
+	}
+	/* Leadership is given up: the callbacks may append, wait and sync. */
+	wal_run_callbacks(w);
+	return rc;
+}
+
+/* Waits until @lsn is durable, leading groups as needed (mu held). */
+int wal_wait_durable(struct pmwal *w, uint64_t lsn)
+{
+	while (w->durable_lsn < lsn) {
+		if (w->failed)
+			return PMWAL_EFAILED;
+		if (!w->leading) {
+			if (!w->stage[w->active].nblocks) {
+				/* Neither durable, in flight nor staged: a broken
+				 * invariant, answered, never spun on. */
+				wal_set_err(w,
+					    "%s: LSN %llu is neither durable nor staged",
+					    w->target, (unsigned long long)lsn);
+				return PMWAL_EFAILED;
+			}
+			wal_lead(w);
+			continue;
+		}
+		/* In flight, or staged in the open group behind it. */
+		struct stage *open = &w->stage[w->active];
+		bool in_open = open->nrecords && lsn >= open->first_lsn;
+
+		pthread_cond_wait(&w->stage[w->active ^ !in_open].cv, &w->mu);
+	}
+	return 0;
+}
+
+/* The background committer: writes staged records nobody waits for. */
+static void *committer_main(void *arg)
+{
+	struct pmwal *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	while (!w->closing) {
+		if (w->stage[w->active].nblocks > 0 && !w->leading && !w->failed) {
+			wal_lead(w);
+			continue;
+		}
+		pthread_cond_wait(&w->cv_work, &w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+int wal_start_committer(struct pmwal *w)
+{
+	if (w->committer_started)
+		return 0;
+	int rc = pthread_create(&w->committer, NULL, committer_main, w);
+
+	if (rc)
+		return -rc;
+	w->committer_started = true;
+	return 0;
+}
+
+/* ---- direct groups on mapped media --------------------------------------- */
+
+/*
+ * On a mapped medium (pmem, PMR) a group that holds only the calling
+ * appender's records skips the staging buffer. Payload runs of at least
+ * WAL_DIRECT_RUN bytes are stored from the caller's buffer straight into the
+ * mapping with non-temporal stores and no drain; block headers and short
+ * pieces go through one scratch block image. Each block's checksum is
+ * computed over the same pieces in order (wal_xxh3v), and one barrier makes
+ * the whole group durable. The blocks are byte for byte those the staging
+ * path writes: the layout rules are stage_copy's.
+ */
+
+struct dseg {
+	const uint8_t *src;
+	uint32_t off; /* from the start of the block */
+	uint32_t len;
+	bool scratch; /* src is in the scratch image, at off */
+};
+
+struct dblock {
+	uint8_t *img;  /* scratch image: header and short pieces */
+	uint32_t fill; /* payload bytes laid out */
+	int nseg;
+	struct dseg seg[WAL_DIRECT_SEGS]; /* payload, in order */
+};
+
+/* Blocks that @count records take as one group (stage_copy's rules), or 0 if
+ * one of them is not a valid record for this log. */
+static uint64_t layout_blocks(const struct pmwal *w, const struct iovec *recs, int count)
+{
+	uint64_t n = 0, fill = WAL_PAYLOAD_BYTES;
+
+	for (int i = 0; i < count; i++) {
+		uint64_t len = recs[i].iov_len;
+
+		if (len == 0 || len > w->sb.record_bytes_max)
+			return 0;
+		if (WAL_PAYLOAD_BYTES - fill < WAL_REC_HDR_BYTES) {
+			n++;
+			fill = 0;
+		}
+		fill += WAL_REC_HDR_BYTES;
+		while (len > 0) {
+			if (fill == WAL_PAYLOAD_BYTES) {
+				n++;
+				fill = 0;
+			}
+			uint64_t take = WAL_PAYLOAD_BYTES - fill < len
+					    ? WAL_PAYLOAD_BYTES - fill
+					    : len;
+
+			fill += take;
+			len -= take;
+		}
+	}
+	return n;
+}
+
+static void db_begin(struct dblock *d, uint64_t lsn)
+{
+	memset(d->img, 0, WAL_HDR_BYTES);
+	wal_put16(d->img + 14, WAL_NO_RECORD);
+	wal_put64(d->img + 40, lsn);
+	d->fill = 0;
+	d->nseg = 0;
+}
+
+/* Copies @len bytes into the image at @off, as a scratch piece. */
+static void db_scratch(struct dblock *d, const void *src, uint32_t off, uint32_t len)
+{
+	struct dseg *last = d->nseg ? &d->seg[d->nseg - 1] : NULL;
+
+	if (len == 0)
+		return;
+	memcpy(d->img + off, src, len);
+	if (last && last->scratch) {
+		last->len += len; /* scratch pieces are always contiguous */
+		return;
+	}
+	d->seg[d->nseg++] = (struct dseg){d->img + off, off, len, true};
+}
+
+/*
+ * Lays @len payload bytes from @src at the block's fill point. Only whole
+ * cache lines go straight from @src: a partial line stored on its own would
+ * need a flush of its own, and stores into the line next to it another.
+ */
+static void db_put(struct dblock *d, const void *src, uint32_t len)
+{
+	const uint8_t *p = src;
+	uint32_t off = WAL_HDR_BYTES + d->fill;
+	uint32_t a = (off + 63) & ~63u, b = (off + len) & ~63u;
+
+	d->fill += len;
+	/* A direct piece leaves room for one scratch piece after it. */
+	if (b < a + WAL_DIRECT_RUN || d->nseg > WAL_DIRECT_SEGS - 3) {
+		db_scratch(d, p, off, len);
+		return;
+	}
+	db_scratch(d, p, off, a - off);
+	d->seg[d->nseg++] = (struct dseg){p + (a - off), a, b - a, false};
+	db_scratch(d, p + (b - off), b, off + len - b);
+}
+
+/* Seals the block laid out in @d as block @idx of @n at @seq, and appends
+ * its pieces to @io (*nio of them so far). */
+static void db_end(struct pmwal *w, struct dblock *d, uint64_t seq, uint32_t idx,
+		   uint32_t n, uint64_t hint, uint64_t *prev, struct wal_io *io, int *nio)
+{
+	uint64_t slot = seq % w->sb.capacity_blocks, base = wal_slot_offset(slot);
+	struct wal_block_hdr h = {
+	    .payload_bytes = (uint16_t)d->fill,
+	    .first_rec = wal_get16(d->img + 14),
+	    .log_id = w->sb.log_id,
+	    .seq = seq,
+	    .prev_checksum = *prev,
+	    .first_lsn = wal_get64(d->img + 40),
+	    .durable_lsn = hint,
+	    .epoch = w->sb.epoch,
+	    .group_index = idx,
+	    .group_blocks = n,
+	};
+	struct iovec hv[WAL_DIRECT_SEGS + 1];
+	uint32_t head = WAL_HDR_BYTES;
+	int first = 0, nh = 0;
+
+	wal_block_encode_hdr(&h, d->img);
+	if (d->nseg && d->seg[0].scratch) { /* follows the header in the image */
+		head += d->seg[0].len;
+		first = 1;
+	}
+	hv[nh++] = (struct iovec){d->img + WAL_SUM_FROM, head - WAL_SUM_FROM};
+	for (int i = first; i < d->nseg; i++) {
+		const struct dseg *g = &d->seg[i];
+
+		hv[nh++] = (struct iovec){(void *)g->src, g->len};
+		if (!g->scratch) {
+			io[(*nio)++] = (struct wal_io){g->src, g->len, base + g->off};
+			continue;
+		}
+		/* Whole lines of the image: their other bytes are the block's. */
+		uint32_t lo = g->off & ~63u, hi = (g->off + g->len + 63) & ~63u;
+
+		io[(*nio)++] = (struct wal_io){d->img + lo, hi - lo, base + lo};
+	}
+	*prev = wal_xxh3v(hv, nh, slot);
+	wal_put64(d->img, *prev);
+	io[(*nio)++] = (struct wal_io){d->img, (head + 63) & ~63u, base};
+}
+
+/*
+ * Stores @count records from LSN @lsn as one group of @n blocks at @seq0. All
+ * the cached work (layout, checksums) comes first and the non-temporal stores
+ * after it, back to back: a cached store issued behind non-temporal ones
+ * waits for them.
+ */
+static int direct_store(struct pmwal *w, const struct iovec *recs, int count,
+			uint64_t lsn, uint64_t seq0, uint32_t n, uint64_t hint,
+			uint64_t *prev)
+{
+	struct dblock d = {.img = w->dscratch, .fill = WAL_PAYLOAD_BYTES};
+	uint32_t idx = 0;
+	bool started = false;
+	int nio = 0;
+
+	for (int r = 0; r < count; r++, lsn++) {
+		const uint8_t *src = recs[r].iov_base;
+		size_t len = recs[r].iov_len;
+		uint8_t rec_hdr[WAL_REC_HDR_BYTES];
+
+		if (WAL_PAYLOAD_BYTES - d.fill < WAL_REC_HDR_BYTES) {
+			if (started) {
+				db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio,
+				       &nio);
+				d.img = w->dscratch + (size_t)++idx * WAL_BLOCK_BYTES;
+			}
+			started = true;
+			db_begin(&d, lsn);
+		}
+		if (wal_get16(d.img + 14) == WAL_NO_RECORD) {
+			wal_put16(d.img + 14, (uint16_t)d.fill);
+			wal_put64(d.img + 40, lsn);
+		}
+		wal_put32(rec_hdr, (uint32_t)len);
+		db_put(&d, rec_hdr, WAL_REC_HDR_BYTES);
+		while (len > 0) {
+			if (d.fill == WAL_PAYLOAD_BYTES) {
+				db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio,
+				       &nio);
+				d.img = w->dscratch + (size_t)++idx * WAL_BLOCK_BYTES;
+				db_begin(&d, lsn);
+			}
+			size_t take = WAL_PAYLOAD_BYTES - d.fill < len
+					  ? WAL_PAYLOAD_BYTES - d.fill
+					  : len;
+
+			db_put(&d, src, (uint32_t)take);
+			src += take;
+			len -= take;
+		}
+	}
+	assert(idx + 1 == n);
+	db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio, &nio);
+	if (PMWAL_BUG(LAST_LINE_UNFLUSHED)) {
+		/* The last piece (the last block's header line) by a plain store:
+		 * visible in the mapping, never flushed. */
+		struct wal_io *l = &w->dio[--nio];
+
+		memcpy((uint8_t *)w->dev->base + l->off, l->buf, l->len);
+	}
+	if (PMWAL_BUG(COMMIT_WORD_FIRST)) {
+		/* The last block's header (its checksum commits the group) made
+		 * durable first, the payload after it and never drained. */
+		int rc = w->dev->ops->store(w->dev, &w->dio[nio - 1], 1);
+
+		if (!rc)
+			rc = w->dev->ops->barrier(w->dev);
+		if (!rc)
+			rc = w->dev->ops->store(w->dev, w->dio, nio - 1);
+		return rc;
+	}
+	if (PMWAL_BUG(TORN_COMMIT_WORD)) {
+		/* The checksum as two 4-byte stores: the high half goes after
+		 * the barrier (append_direct), the low half now. */
+		struct wal_io *l = &w->dio[nio - 1];
+
+		memcpy(w->bug_word, l->buf, 8);
+		w->bug_io = (struct wal_io){w->bug_word + 4, 4, l->off + 4};
+		wal_put32((uint8_t *)l->buf + 4, 0);
+	}
+	return w->dev->ops->store(w->dev, w->dio, nio);
+}
+
+/*
+ * The caller's records as a group of their own, written straight into the
+ * mapping (mu held; returns with mu held). -EAGAIN: not possible now (a
+ * group in flight or staged, no room, a bad record): stage them instead,
+ * which waits or reports exactly what is wrong.
+ */
+static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
+			 uint64_t *first)
+{
+	if (w->leading || w->stage[w->active].nblocks || w->failed || w->closing)
+		return -EAGAIN;
+	uint64_t n = layout_blocks(w, recs, count);
+
+	if (n == 0 || n > WAL_DIRECT_BLOCKS || n > w->stage[0].cap_blocks ||
+	    w->next_seq - w->head_seq + staged_blocks(w) + n > w->sb.capacity_blocks)
+		return -EAGAIN;
+	uint64_t lsn0 = w->next_lsn, seq0 = w->next_seq, hint = w->durable_lsn;
+
+	if (PMWAL_BUG(TAIL_BEFORE_DURABLE))
+		hint = lsn0 + (uint64_t)count - 1;
+	uint64_t prev = w->prev_checksum;
+
+	w->leading = true;
+	w->direct_blocks = (uint32_t)n;
+	w->next_lsn += (uint64_t)count;
+	*first = lsn0;
+	pthread_mutex_unlock(&w->mu);
+
+	pthread_mutex_lock(&w->io_mu);
+	if (PMWAL_BUG(ACK_BEFORE_FLUSH)) {
+		pthread_mutex_lock(&w->mu);
+		publish_durable(w, lsn0 + (uint64_t)count - 1);
+		pthread_mutex_unlock(&w->mu);
+	}
+	int rc = direct_store(w, recs, count, lsn0, seq0, (uint32_t)n, hint, &prev);
+
+	if (!rc && !PMWAL_BUG(NO_DRAIN_BEFORE_COMMIT) && !PMWAL_BUG(COMMIT_WORD_FIRST))
+		rc = w->dev->ops->barrier(w->dev);
+	if (!rc && PMWAL_BUG(TORN_COMMIT_WORD)) /* the word's second half, late */
+		rc = w->dev->ops->store(w->dev, &w->bug_io, 1);
+	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
+		rc = 0;
+	pthread_mutex_unlock(&w->io_mu);
+
+	pthread_mutex_lock(&w->mu);
+	w->direct_blocks = 0;
+	w->leading = false;
+	group_done(w, rc, seq0, n, lsn0, lsn0 + (uint64_t)count - 1, prev);
+	if (rc) {
+		wal_wake_all(w);
+		return PMWAL_EFAILED;
+	}
+	pthread_cond_broadcast(&w->cv_done);
+	/* Appenders that came meanwhile staged their records: write them now. */
+	if (w->stage[w->active].nblocks > 0)
+		wal_lead(w);
+	return 0;
+}
+
+/* ---- public append API -------------------------------------------------- */
+
+static int append_common(struct pmwal *w, const struct iovec *recs, int count,
+			 uint64_t *first, bool wait)
+{
+	uint64_t lsn = 0;
+	int rc;
+
+	if (!w || !recs || count < 1)
+		return -EINVAL;
+	if (w->flags & PMWAL_OPEN_READONLY)
+		return PMWAL_EREADONLY;
+	pthread_mutex_lock(&w->mu);
+	if (wait && w->dscratch && !w->window_us) {
+		rc = append_direct(w, recs, count, &lsn);
+		if (rc != -EAGAIN) {
+			if (!rc && first)
+				*first = lsn;
+			goto out;
+		}
+	}
+	rc = stage_add(w, recs, count, &lsn);
+	if (rc)
+		goto out;
+	if (first)
+		*first = lsn;
+	if (wait)
+		rc = wal_wait_durable(w, lsn + (uint64_t)count - 1);
+	else
+		pthread_cond_signal(&w->cv_work);
+out:
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+int pmwal_append(struct pmwal *w, const void *data, size_t len, uint64_t *lsn_out)
+{
+	struct iovec iov = {(void *)data, len};
+
+	if (!data && len)
+		return -EINVAL;
+	return append_common(w, &iov, 1, lsn_out, w && w->policy == PMWAL_COMMIT_DURABLE);
+}
+
+int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count,
+		  uint64_t *first_lsn_out)
+{
+	return append_common(w, recs, count, first_lsn_out,
+			     w && w->policy == PMWAL_COMMIT_DURABLE);
+}
+
+int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_durable_fn cb,
+		       void *arg, uint64_t *lsn_out)
+{
+	struct iovec iov = {(void *)data, len};
+	uint64_t lsn;
+	int rc;
+
+	if (!w || !cb || (!data && len))
+		return -EINVAL;
+	if (w->flags & PMWAL_OPEN_READONLY)
+		return PMWAL_EREADONLY;
+	/* Allocated before staging: a record is never staged unannounced. */
+	struct async_cb *c = malloc(sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_lock(&w->mu);
+	rc = wal_start_committer(w);
+	if (!rc)
+		rc = stage_add(w, &iov, 1, &lsn);
+	if (!rc) {
+		struct stage *s = &w->stage[w->active];
+
+		*c = (struct async_cb){lsn, cb, arg, 0, NULL};
+		*s->cbs_tail = c;
+		s->cbs_tail = &c->next;
+		c = NULL;
+		if (lsn_out)
+			*lsn_out = lsn;
+		pthread_cond_signal(&w->cv_work);
+	}
+	pthread_mutex_unlock(&w->mu);
+	free(c); /* not staged: never called */
+	return rc;
+}
+
+int pmwal_wait(struct pmwal *w, uint64_t lsn)
+{
+	int rc;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->mu);
+	if (lsn >= w->next_lsn) {
+		wal_set_err(w, "%s: wait for LSN %llu, but the next LSN is %llu",
+			    w->target, (unsigned long long)lsn,
+			    (unsigned long long)w->next_lsn);
+		rc = PMWAL_ERANGE;
+	} else {
+		rc = wal_wait_durable(w, lsn);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+int pmwal_sync(struct pmwal *w)
+{
+	int rc;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->mu);
+	rc = w->failed ? PMWAL_EFAILED : wal_wait_durable(w, w->next_lsn - 1);
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+uint64_t pmwal_durable_lsn(struct pmwal *w)
+{
+	/* Lock-free: see publish_durable(). */
+	return w ? __atomic_load_n(&w->durable_lsn, __ATOMIC_ACQUIRE) : 0;
+}

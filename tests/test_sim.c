@@ -80,9 +80,9 @@ Test(sim, pmem_stores_are_visible_at_once_and_durable_only_after_a_barrier)
 	struct wal_io io = {buf, sizeof(buf), 100};
 
 	memset(buf, 0xab, sizeof(buf));
-	cr_assert(d->caps & WAL_CAP_MAPPED);
+	cr_assert_not_null(d->ops->map);
 	cr_assert_eq(d->ops->store(d, &io, 1), 0);
-	cr_assert_eq(d->base[150], 0xab);
+	cr_assert_eq(d->ops->map(d)[150], 0xab);
 	cr_assert_eq(pmwal_sim_durable(s)[150], 0);
 	cr_assert_eq(pmwal_sim_pending(s), 4); /* lines 1..4 */
 	cr_assert_eq(d->ops->barrier(d), 0);
@@ -171,14 +171,14 @@ Test(sim, nvme_writes_need_a_flush_and_count_one_event_per_4k)
 	struct wal_io io = {buf, 3 * 4096, 8192};
 
 	memset(buf, 0x33, 3 * 4096);
-	cr_assert_not(d->caps & WAL_CAP_MAPPED);
-	cr_assert_eq(d->ops->commit(d, &io, 1), 0);
+	cr_assert_null(d->ops->map);
+	cr_assert_eq(d->ops->commit(d, &io, 1, NULL), 0);
 	cr_assert_eq(pmwal_sim_events(s), 4); /* three writes, one flush */
 	cr_assert_eq(pmwal_sim_durable(s)[8192 + 3 * 4096 - 1], 0x33);
 	/* Crash at the flush: all three writes are pending. */
 	pmwal_sim_crash_at(s, 7);
 	memset(buf, 0x44, 3 * 4096);
-	cr_assert_eq(d->ops->commit(d, &io, 1), -EIO);
+	cr_assert_eq(d->ops->commit(d, &io, 1, NULL), -EIO);
 	struct pmwal_sim_crash_info ci;
 
 	cr_assert_eq(pmwal_sim_crash_images(s, &ci), 8 + 16);
@@ -201,7 +201,7 @@ Test(sim, nvme_with_atomic_4k_writes_has_no_torn_images)
 	struct pmwal_sim_crash_info ci;
 
 	pmwal_sim_crash_at(s, 1);
-	cr_assert_eq(d->ops->commit(d, &io, 1), -EIO);
+	cr_assert_eq(d->ops->commit(d, &io, 1, NULL), -EIO);
 	cr_assert_eq(pmwal_sim_crash_images(s, &ci), 2);
 	cr_assert_eq(ci.torn, 0);
 	d->ops->close(d);
@@ -234,12 +234,12 @@ Test(sim, nvme_faults_lose_misdirect_fail_and_refuse_reads)
 					    .off = 40960,
 					    .len = 1}),
 		     0);
-	cr_assert_eq(d->ops->commit(d, &io, 1), 0); /* events 0, 1: lost */
+	cr_assert_eq(d->ops->commit(d, &io, 1, NULL), 0); /* events 0, 1: lost */
 	cr_assert_eq(pmwal_sim_durable(s)[8192], 0);
-	cr_assert_eq(d->ops->commit(d, &io, 1), 0); /* events 2, 3: misdirected */
+	cr_assert_eq(d->ops->commit(d, &io, 1, NULL), 0); /* events 2, 3: misdirected */
 	cr_assert_eq(pmwal_sim_durable(s)[8192], 0);
 	cr_assert_eq(pmwal_sim_durable(s)[16384], 0x99);
-	cr_assert_eq(d->ops->commit(d, &io, 1), -ENOSPC); /* event 5: the flush */
+	cr_assert_eq(d->ops->commit(d, &io, 1, NULL), -ENOSPC); /* event 5: the flush */
 	cr_assert_eq(d->ops->read(d, back, 512, 40960), -EIO);
 	cr_assert_eq(d->ops->read(d, back, 512, 40448), 0);
 	d->ops->close(d);
@@ -549,9 +549,9 @@ Test(sim, a_store_that_bypasses_the_seam_faults_under_protect, .signal = SIGSEGV
 	struct wal_io io = {buf, sizeof(buf), 128};
 
 	cr_assert_eq(d->ops->store(d, &io, 1), 0);
-	cr_assert_eq(d->base[128], 7, "the seam's store is visible");
+	cr_assert_eq(d->ops->map(d)[128], 7, "the seam's store is visible");
 	pmwal_sim_damage(s, 0, 8, PMWAL_SIM_ZERO);
 	cr_assert_eq(pmwal_sim_apply_image(s, 0) == -EINVAL, 1); /* no crash yet */
-	((volatile uint8_t *)d->base)[256] = 1; /* a stray store: SIGSEGV here */
+	((volatile uint8_t *)d->ops->map(d))[256] = 1; /* a stray store: SIGSEGV here */
 	cr_assert_fail("a store outside the seam landed");
 }

@@ -633,7 +633,8 @@ struct gate_dev {
 	pthread_t leader; /* the thread blocked at the gate */
 };
 
-static int gate_commit(struct wal_dev *d, const struct wal_io *ios, int count)
+static int gate_commit(struct wal_dev *d, const struct wal_io *ios, int count,
+		       struct wal_submitted *submitted)
 {
 	struct gate_dev *g = (struct gate_dev *)d;
 
@@ -647,7 +648,7 @@ static int gate_commit(struct wal_dev *d, const struct wal_io *ios, int count)
 			pthread_cond_wait(&g->cv, &g->mu);
 	}
 	pthread_mutex_unlock(&g->mu);
-	return g->inner->ops->commit(g->inner, ios, count);
+	return g->inner->ops->commit(g->inner, ios, count, submitted);
 }
 
 static int gate_read(struct wal_dev *d, void *buf, size_t len, uint64_t off)

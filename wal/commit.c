@@ -418,21 +418,17 @@ again:
 	uint32_t sector = w->dev->sector_bytes ? w->dev->sector_bytes : WAL_BLOCK_BYTES;
 
 	ios[nio - 1].len -= WAL_BLOCK_BYTES - (used + sector - 1) / sector * sector;
+	/* Wake the last group's appenders once this group's writes are
+	 * submitted: woken earlier, they would run ahead of the leader. */
+	struct wal_submitted wake_done = {wake_stage, done, false};
+
 	pthread_mutex_lock(&w->io_mu);
-	if (done) {
-		/* Wake the last group's appenders once this group's writes are
-		 * submitted: woken earlier, they would run ahead of the leader. */
-		w->dev->submitted = wake_stage;
-		w->dev->submitted_arg = done;
-	}
-	int rc = w->dev->ops->commit(w->dev, ios, nio);
+	int rc = w->dev->ops->commit(w->dev, ios, nio, done ? &wake_done : NULL);
 
 	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
 		rc = 0;
-	if (done && w->dev->submitted) { /* the device did not call it */
-		w->dev->submitted = NULL;
-		wake_stage(done);
-	}
+	if (done)
+		wal_commit_submitted(&wake_done); /* if the device did not */
 	done = NULL;
 	pthread_mutex_unlock(&w->io_mu);
 
@@ -740,7 +736,7 @@ static int direct_store(struct pmwal *w, const struct iovec *recs, int count,
 		 * visible in the mapping, never flushed. */
 		struct wal_io *l = &w->dio[--nio];
 
-		memcpy((uint8_t *)w->dev->base + l->off, l->buf, l->len);
+		memcpy((uint8_t *)w->dev->ops->map(w->dev) + l->off, l->buf, l->len);
 	}
 	if (PMWAL_BUG(COMMIT_WORD_FIRST)) {
 		/* The last block's header (its checksum commits the group) made

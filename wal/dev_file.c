@@ -145,7 +145,8 @@ static int uring_flush(struct file_dev *f)
  * its remainder. Completions arrive in any order: we only count them, and the
  * flush (if any) is issued after the last one.
  */
-static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
+static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count,
+			struct wal_submitted *submitted)
 {
 	struct file_dev *f = (struct file_dev *)dev;
 	struct pending *w;
@@ -168,7 +169,7 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 			next++;
 			inflight++;
 		}
-		if (f->dev.submitted) {
+		if (submitted && !submitted->done) {
 			/* Submit first, let the engine work, then wait. */
 			int s = io_uring_submit(&f->ring);
 
@@ -176,8 +177,7 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 				rc = s;
 				break;
 			}
-			f->dev.submitted(f->dev.submitted_arg);
-			f->dev.submitted = NULL;
+			wal_commit_submitted(submitted);
 		}
 		int s = io_uring_submit_and_wait(&f->ring, 1);
 
@@ -235,10 +235,12 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 	return rc;
 }
 
-static int psync_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
+static int psync_commit(struct wal_dev *dev, const struct wal_io *ios, int count,
+			struct wal_submitted *submitted)
 {
 	struct file_dev *f = (struct file_dev *)dev;
 
+	(void)submitted; /* each write waits as it goes: nothing to overlap */
 	for (int i = 0; i < count; i++) {
 		const uint8_t *p = ios[i].buf;
 		size_t left = ios[i].len;
@@ -396,7 +398,8 @@ static const struct wal_dev_ops uring_ops = {.commit = uring_commit,
 					     .read = file_read,
 					     .close = file_close,
 					     .read_many = uring_read_many,
-					     .file_fd = file_fd};
+					     .file_fd = file_fd,
+					     .register_buffers = file_register_buffers};
 static const struct wal_dev_ops psync_ops = {
     .commit = psync_commit, .read = file_read, .close = file_close, .file_fd = file_fd};
 
@@ -620,7 +623,6 @@ int wal_dev_open_file(const struct wal_dev_params *p, struct wal_dev **out, char
 	    !p->buffered_io && amin && amin <= WAL_BLOCK_BYTES && amax >= WAL_BLOCK_BYTES;
 	f->fua = !p->fdatasync;
 	f->dev.ops = f->uring ? &uring_ops : &psync_ops;
-	f->dev.register_buffers = file_register_buffers;
 	f->dev.atomic_write_bytes = f->atomic ? WAL_BLOCK_BYTES : 0;
 	f->dev.caps = (f->atomic ? WAL_CAP_ATOMIC_BLOCK : 0) |
 		      (p->buffered_io ? 0 : WAL_CAP_DIRECT);

@@ -54,8 +54,10 @@ static int pmem_barrier(struct wal_dev *dev)
 	return pmr_barrier(to_pmem(dev)->region);
 }
 
-static int pmem_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
+static int pmem_commit(struct wal_dev *dev, const struct wal_io *ios, int count,
+		       struct wal_submitted *submitted)
 {
+	(void)submitted; /* stores do not wait: nothing to overlap */
 	int rc = pmem_store(dev, ios, count);
 
 	return rc ? rc : pmem_barrier(dev);
@@ -65,8 +67,13 @@ static int pmem_read(struct wal_dev *dev, void *buf, size_t len, uint64_t off)
 {
 	if (!in_bounds(dev, off, len))
 		return -EINVAL;
-	memcpy(buf, dev->base + off, len);
+	memcpy(buf, pmr_base(to_pmem(dev)->region) + off, len);
 	return 0;
+}
+
+static const uint8_t *pmem_map(struct wal_dev *dev)
+{
+	return pmr_base(to_pmem(dev)->region);
 }
 
 static void pmem_close(struct wal_dev *dev)
@@ -85,6 +92,7 @@ static const struct wal_dev_ops pmem_ops = {
     .barrier = pmem_barrier,
     .read = pmem_read,
     .close = pmem_close,
+    .map = pmem_map,
 };
 
 int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char *err,
@@ -131,10 +139,8 @@ int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char
 	 * nothing is promised for stores over PCIe into a PMR. */
 	d->dev.atomic_write_bytes =
 	    info.kind == PMR_KIND_PMEM || info.kind == PMR_KIND_DEVDAX ? 8 : 0;
-	d->dev.caps = WAL_CAP_MAPPED | (info.emulated ? WAL_CAP_EMULATED : 0) |
+	d->dev.caps = (info.emulated ? WAL_CAP_EMULATED : 0) |
 		      (info.durable ? 0 : WAL_CAP_NOT_DURABLE);
-	d->dev.base = pmr_base(d->region);
-	d->dev.register_buffers = NULL;
 	snprintf(d->dev.medium, sizeof(d->dev.medium), "%s", info.kind_name);
 	snprintf(d->dev.io_path, sizeof(d->dev.io_path), "mapped");
 	snprintf(d->dev.durability, sizeof(d->dev.durability), "%.52s%s", info.barrier,

@@ -22,7 +22,7 @@
 /* Capability word: what the medium guarantees. */
 enum wal_dev_caps {
 	WAL_CAP_ATOMIC_BLOCK = 1u << 0, /* a 4 KiB block write is never torn */
-	WAL_CAP_MAPPED = 1u << 1,	/* base points at the medium (loads read it) */
+	/* 1u << 1 was WAL_CAP_MAPPED: a mapped device has ops->map */
 	WAL_CAP_EMULATED = 1u << 2,	/* not real persistent media: label results */
 	WAL_CAP_DIRECT = 1u << 3,	/* O_DIRECT: no page cache between */
 	WAL_CAP_NOT_DURABLE = 1u << 4,	/* no durability guarantee at all */
@@ -37,14 +37,37 @@ struct wal_io {
 
 struct wal_dev;
 
+/*
+ * What the engine runs once a commit's writes are submitted, before the
+ * device waits for them (the appenders of the group before can then run
+ * while this one is in flight). A device that waits calls
+ * wal_commit_submitted(); one that never waits need not: the engine runs
+ * what was not run when commit() returns.
+ */
+struct wal_submitted {
+	void (*fn)(void *arg);
+	void *arg;
+	bool done;
+};
+
+static inline void wal_commit_submitted(struct wal_submitted *s)
+{
+	if (s && !s->done) {
+		s->done = true;
+		s->fn(s->arg);
+	}
+}
+
 struct wal_dev_ops {
 	/*
 	 * Write every piece and return only once all of them are durable
 	 * (FUA writes, or writes then a flush issued after their completions,
 	 * or non-temporal stores then a drain/barrier). Pieces are block
 	 * aligned. On failure nothing may be assumed durable; returns -errno.
+	 * @submitted may be NULL.
 	 */
-	int (*commit)(struct wal_dev *dev, const struct wal_io *ios, int count);
+	int (*commit)(struct wal_dev *dev, const struct wal_io *ios, int count,
+		      struct wal_submitted *submitted);
 	/* Read @len bytes at @off into @buf (block aligned). Returns 0 or -errno. */
 	int (*read)(struct wal_dev *dev, void *buf, size_t len, uint64_t off);
 	/* Release everything; the device is freed. */
@@ -72,6 +95,19 @@ struct wal_dev_ops {
 	 * so a process that takes over can never be overwritten by them.
 	 */
 	int (*file_fd)(struct wal_dev *dev);
+	/*
+	 * Optional (NULL: not mapped): the medium's mapping, where loads read
+	 * the medium (persistent memory, PMR). Recovery and iterators read
+	 * blocks there instead of copying them.
+	 */
+	const uint8_t *(*map)(struct wal_dev *dev);
+	/*
+	 * Optional: buffers the engine will write from (io_uring fixed
+	 * buffers). Returns 0; a device that cannot register them still
+	 * writes from them.
+	 */
+	int (*register_buffers)(struct wal_dev *dev, void *const *bufs,
+				const size_t *lens, int count);
 };
 
 /* Fields every device fills at open. */
@@ -81,15 +117,6 @@ struct wal_dev {
 	uint32_t sector_bytes;	     /* alignment of I/O (<= 4096, divides it) */
 	uint32_t atomic_write_bytes; /* device atomic write unit in use, 0 if none */
 	uint32_t caps;		     /* enum wal_dev_caps */
-	const uint8_t *base;	     /* WAL_CAP_MAPPED: the mapping, else NULL */
-	/* Buffers the engine will write from (for io_uring fixed buffers); set
-	 * by wal_dev_register_buffers(), optional for a device. */
-	int (*register_buffers)(struct wal_dev *dev, void *const *bufs,
-				const size_t *lens, int count);
-	/* Set by the engine around a commit (may be NULL): a device that waits
-	 * for its writes calls it once they are submitted, before it waits. */
-	void (*submitted)(void *arg);
-	void *submitted_arg;
 	char medium[16];      /* "file", "blockdev", "pmem", "pmr", ... */
 	char io_path[16];     /* "io_uring", "psync", "mapped", "sim" */
 	char durability[64];  /* for pmwal info */

@@ -174,7 +174,7 @@ static int write_sb(struct pmwal *w, struct wal_sb *sb)
 		uint32_t copy = (first + k) % WAL_SB_COPIES;
 		struct wal_io io = {buf, WAL_SB_BYTES, copy * WAL_SB_BYTES};
 
-		rc = w->dev->ops->commit(w->dev, &io, 1);
+		rc = w->dev->ops->commit(w->dev, &io, 1, NULL);
 	}
 	w->sb_same = rc == 0;
 	free(buf);
@@ -360,10 +360,9 @@ static int alloc_stages(struct pmwal *w)
 		bufs[i] = w->stage[i].buf;
 		lens[i] = (size_t)cap * WAL_BLOCK_BYTES;
 	}
-	if (w->dev->register_buffers)
-		w->dev->register_buffers(w->dev, bufs, lens, 2);
-	if ((w->dev->caps & WAL_CAP_MAPPED) && w->dev->ops->store &&
-	    w->dev->ops->barrier) {
+	if (w->dev->ops->register_buffers)
+		w->dev->ops->register_buffers(w->dev, bufs, lens, 2);
+	if (w->dev->ops->map && w->dev->ops->store && w->dev->ops->barrier) {
 		w->dscratch = wal_alloc_io((size_t)WAL_DIRECT_BLOCKS * WAL_BLOCK_BYTES);
 		w->dio = calloc((size_t)WAL_DIRECT_BLOCKS * (WAL_DIRECT_SEGS + 1),
 				sizeof(*w->dio));

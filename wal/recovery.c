@@ -24,6 +24,7 @@
 struct reader {
 	struct wal_dev *dev;
 	const struct wal_sb *sb;
+	const uint8_t *map; /* the mapping (mapped media): blocks read in place */
 	uint8_t *buf;
 	uint64_t first_slot; /* slot of buf[0]; UINT64_MAX when empty */
 	uint32_t nblocks;
@@ -43,8 +44,8 @@ static int reader_get(struct reader *r, uint64_t seq, const uint8_t **block)
 	uint64_t n = r->sb->capacity_blocks;
 	uint64_t slot = seq % n;
 
-	if (r->dev->caps & WAL_CAP_MAPPED) {
-		*block = r->dev->base + wal_slot_offset(slot);
+	if (r->map) {
+		*block = r->map + wal_slot_offset(slot);
 		return 0;
 	}
 	if (r->first_slot == UINT64_MAX || slot < r->first_slot ||
@@ -462,8 +463,9 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 	int rc = 0;
 
 	memset(rep, 0, sizeof(*rep));
-	s.rd = (struct reader){dev, sb, NULL, UINT64_MAX, 0};
-	if (!(dev->caps & WAL_CAP_MAPPED)) {
+	s.rd = (struct reader){dev, sb, dev->ops->map ? dev->ops->map(dev) : NULL, NULL,
+			       UINT64_MAX, 0};
+	if (!s.rd.map) {
 		s.rd.buf = wal_alloc_io((size_t)WAL_SCAN_CHUNK_BLOCKS * WAL_BLOCK_BYTES);
 		if (!s.rd.buf)
 			return -ENOMEM;
@@ -586,14 +588,15 @@ out:
 int wal_locate(struct wal_dev *dev, const struct wal_sb *sb, uint64_t head_seq,
 	       uint64_t end_seq, uint64_t lsn, uint64_t *seq)
 {
-	struct reader rd = {dev, sb, NULL, UINT64_MAX, 0};
+	struct reader rd = {dev, sb, dev->ops->map ? dev->ops->map(dev) : NULL, NULL,
+			    UINT64_MAX, 0};
 	struct wal_block_hdr h;
 	uint64_t lo = head_seq, hi = end_seq; /* answer in [lo, hi) */
 	int rc = 0;
 
 	if (head_seq >= end_seq)
 		return PMWAL_ERANGE;
-	if (!(dev->caps & WAL_CAP_MAPPED)) {
+	if (!rd.map) {
 		rd.buf = wal_alloc_io(WAL_SCAN_CHUNK_BLOCKS * (size_t)WAL_BLOCK_BYTES);
 		if (!rd.buf)
 			return -ENOMEM;

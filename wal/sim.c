@@ -359,11 +359,13 @@ static int nvme_commit_locked(struct pmwal_sim *s, const struct wal_io *ios, int
 	return rc;
 }
 
-static int sim_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
+static int sim_commit(struct wal_dev *dev, const struct wal_io *ios, int count,
+		      struct wal_submitted *submitted)
 {
 	struct pmwal_sim *s = sim_of(dev);
 	int rc;
 
+	(void)submitted; /* the simulated writes are done at once */
 	if (((struct sim_wdev *)dev)->readonly)
 		return -EROFS;
 	pthread_mutex_lock(&s->mu);
@@ -418,7 +420,13 @@ static void sim_close(struct wal_dev *dev)
 		sim_release(s);
 }
 
+static const uint8_t *sim_map(struct wal_dev *dev)
+{
+	return sim_of(dev)->cur;
+}
+
 static const struct wal_dev_ops sim_mapped_ops = {
+    .map = sim_map,
     .commit = sim_commit,
     .read = sim_read,
     .close = sim_close,
@@ -469,8 +477,6 @@ int wal_dev_open_sim(const struct wal_dev_params *p, const char *name,
 	d->dev.caps = WAL_CAP_EMULATED;
 	if (mapped(s)) {
 		d->dev.ops = &sim_mapped_ops;
-		d->dev.caps |= WAL_CAP_MAPPED;
-		d->dev.base = s->cur;
 		d->dev.sector_bytes = SIM_LINE_BYTES;
 		d->dev.atomic_write_bytes = s->o.medium == PMWAL_SIM_PMEM ? 8 : 0;
 		snprintf(d->dev.io_path, sizeof(d->dev.io_path), "mapped");

@@ -61,8 +61,10 @@ static void land_partial(struct sim_dev *s, const struct wal_io *ios, int count)
 	s->crash_sectors = k;
 }
 
-static int sim_commit(struct wal_dev *dev, const struct wal_io *ios, int count)
+static int sim_commit(struct wal_dev *dev, const struct wal_io *ios, int count,
+		      struct wal_submitted *submitted)
 {
+	(void)submitted;
 	struct sim_dev *s = (struct sim_dev *)dev;
 	uint64_t n = s->commits++;
 

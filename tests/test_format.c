@@ -421,3 +421,90 @@ Test(format, xxh3_over_pieces_equals_xxh3_over_one_buffer)
 			     (unsigned long long)seed);
 	}
 }
+
+/*
+ * The layout rule has one home (format.h): the O(1) count a writer sizes
+ * groups by must land exactly where laying the bytes one piece at a time
+ * does, for records at every boundary (a length that fits in the last 4
+ * bytes or not, a record that ends a block exactly, records of many blocks).
+ */
+Test(format, layout_count_equals_laying_the_bytes)
+{
+	uint64_t x = 0x2545F4914F6CDD1Dull;
+	const uint64_t edge[] = {1, 2, 3, 4, 5, WAL_PAYLOAD_BYTES - 8, WAL_PAYLOAD_BYTES - 5,
+				 WAL_PAYLOAD_BYTES - 4, WAL_PAYLOAD_BYTES - 3,
+				 WAL_PAYLOAD_BYTES, WAL_PAYLOAD_BYTES + 1,
+				 2 * WAL_PAYLOAD_BYTES - 4, 3 * WAL_PAYLOAD_BYTES};
+
+	for (int round = 0; round < 20000; round++) {
+		struct wal_layout fast = {0, 0}, slow = {0, 0};
+		int count = 1 + round % 7;
+
+		for (int i = 0; i < count; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint64_t len = x % 3 ? edge[x % (sizeof(edge) / sizeof(edge[0]))]
+					     : 1 + x % (5 * WAL_PAYLOAD_BYTES);
+
+			wal_layout_add(&fast, len);
+			bool nb = wal_layout_record(&slow);
+
+			cr_assert(nb || slow.nblocks > 0);
+			cr_assert_leq(slow.fill + WAL_REC_HDR_BYTES, WAL_PAYLOAD_BYTES,
+				      "a length straddles blocks");
+			slow.fill += WAL_REC_HDR_BYTES;
+			for (uint64_t left = len; left > 0;) {
+				uint32_t take = wal_layout_take(&slow, left, &nb);
+
+				cr_assert_gt(take, 0);
+				slow.fill += take;
+				left -= take;
+			}
+			cr_assert_eq(fast.nblocks, slow.nblocks, "round %d record %d (%llu bytes)",
+				     round, i, (unsigned long long)len);
+			cr_assert_eq(fast.fill, slow.fill, "round %d record %d (%llu bytes)",
+				     round, i, (unsigned long long)len);
+		}
+	}
+}
+
+/* A block sealed from pieces carries the checksum a whole image gets. */
+Test(format, a_block_sealed_in_pieces_equals_one_sealed_whole)
+{
+	static uint8_t whole[WAL_BLOCK_BYTES], parts[WAL_BLOCK_BYTES];
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+
+	for (int round = 0; round < 500; round++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint32_t used = 1 + (uint32_t)(x % WAL_PAYLOAD_BYTES);
+
+		wal_block_begin(whole, 7);
+		wal_block_start_record(whole, 0, 7);
+		for (uint32_t i = 0; i < used; i++)
+			whole[WAL_HDR_BYTES + i] = (uint8_t)(x >> (i % 56));
+		wal_block_set_used(whole, used);
+		wal_block_place(whole, &(struct wal_block_pos){.log_id = 9, .seq = round,
+							       .prev_checksum = x,
+							       .durable_lsn = 6,
+							       .epoch = 2,
+							       .group_blocks = 1});
+		memcpy(parts, whole, sizeof(parts));
+		uint64_t sum = wal_block_seal(whole, round % 5);
+		uint32_t head = WAL_HDR_BYTES + (uint32_t)(x % (used + 1));
+		struct iovec rest[3];
+		uint32_t at = head, left = WAL_HDR_BYTES + used - head;
+		int n = 0;
+
+		while (left && n < 2) {
+			uint32_t take = 1 + (uint32_t)((x >> (8 * n)) % left);
+
+			rest[n++] = (struct iovec){parts + at, take};
+			at += take;
+			left -= take;
+		}
+		if (left)
+			rest[n++] = (struct iovec){parts + at, left};
+		cr_assert_eq(wal_block_seal_pieces(parts, head, rest, n, round % 5), sum,
+			     "round %d", round);
+		cr_assert_eq(memcmp(parts, whole, sizeof(parts)), 0);
+	}
+}

@@ -51,80 +51,54 @@ void wal_stage_reset(struct stage *s)
 	s->cbs_tail = &s->cbs;
 }
 
-/* Starts a fresh block. Its padding is never written out past the device's
- * sector (see wal_lead) and is covered by no checksum. */
-static void stage_new_block(struct stage *s, uint64_t first_lsn)
+/* Blocks the stage would hold after adding @count records (format.h's
+ * layout: exact, so staged blocks become live blocks one for one). */
+static uint32_t stage_blocks_after(const struct stage *s, const struct iovec *recs,
+				   int count)
 {
-	uint8_t *b = stage_block(s, s->nblocks);
+	struct wal_layout l = {s->nblocks, s->fill};
 
-	memset(b, 0, WAL_HDR_BYTES);
-	wal_put16(b + 14, WAL_NO_RECORD);
-	wal_put64(b + 40, first_lsn);
-	s->nblocks++;
-	s->fill = 0;
+	for (int i = 0; i < count; i++)
+		wal_layout_add(&l, recs[i].iov_len);
+	return l.nblocks;
 }
 
-/* Blocks the stage would hold after adding records of @bytes payload. */
-static uint32_t stage_blocks_after(const struct stage *s, uint64_t bytes)
-{
-	uint32_t n = s->nblocks;
-	uint64_t fill = s->fill;
-
-	if (n == 0) {
-		n = 1;
-		fill = 0;
-	}
-	if (WAL_PAYLOAD_BYTES - fill < WAL_REC_HDR_BYTES) {
-		n++;
-		fill = 0;
-	}
-	uint64_t room = WAL_PAYLOAD_BYTES - fill;
-
-	if (bytes <= room)
-		return n;
-	return n + wal_blocks_for_bytes(bytes - room);
-}
-
-/* Copies one record into the stage, spanning blocks; the record header never
- * straddles two blocks. */
+/* Copies one record into the stage, laid out by format.h's rule. A block's
+ * padding is never written out past the device's sector (see wal_lead) and
+ * is covered by no checksum. */
 static void stage_copy(struct stage *s, uint64_t lsn, const void *data, size_t len)
 {
+	struct wal_layout l = {s->nblocks, s->fill};
 	const uint8_t *src = data;
 
-	if (s->nblocks == 0 || WAL_PAYLOAD_BYTES - s->fill < WAL_REC_HDR_BYTES)
-		stage_new_block(s, lsn);
-	uint8_t *b = stage_block(s, s->nblocks - 1);
+	if (wal_layout_record(&l))
+		wal_block_begin(stage_block(s, l.nblocks - 1), lsn);
+	uint8_t *b = stage_block(s, l.nblocks - 1);
 
-	if (wal_get16(b + 14) == WAL_NO_RECORD) {
-		wal_put16(b + 14, (uint16_t)s->fill);
-		wal_put64(b + 40, lsn);
-	}
-	wal_put32(b + WAL_HDR_BYTES + s->fill, (uint32_t)len);
-	s->fill += WAL_REC_HDR_BYTES;
+	wal_block_start_record(b, l.fill, lsn);
+	wal_record_len_put(b + WAL_HDR_BYTES + l.fill, (uint32_t)len);
+	l.fill += WAL_REC_HDR_BYTES;
 	while (len > 0) {
-		if (s->fill == WAL_PAYLOAD_BYTES) {
-			wal_put16(b + 12, WAL_PAYLOAD_BYTES);
-			stage_new_block(s, lsn);
-			b = stage_block(s, s->nblocks - 1);
-		}
-		size_t take =
-		    WAL_PAYLOAD_BYTES - s->fill < len ? WAL_PAYLOAD_BYTES - s->fill : len;
+		bool new_block;
+		uint32_t take = wal_layout_take(&l, len, &new_block);
 
-		memcpy(b + WAL_HDR_BYTES + s->fill, src, take);
-		s->fill += (uint32_t)take;
+		if (new_block) {
+			wal_block_set_used(b, WAL_PAYLOAD_BYTES);
+			b = stage_block(s, l.nblocks - 1);
+			wal_block_begin(b, lsn);
+		}
+		memcpy(b + WAL_HDR_BYTES + l.fill, src, take);
+		l.fill += take;
 		src += take;
 		len -= take;
 	}
-	wal_put16(b + 12, (uint16_t)s->fill);
+	wal_block_set_used(b, l.fill);
+	s->nblocks = l.nblocks;
+	s->fill = l.fill;
 	if (!s->nrecords)
 		s->first_lsn = lsn;
 	s->last_lsn = lsn;
 	s->nrecords++;
-}
-
-static uint32_t fill_of(const uint8_t *block)
-{
-	return wal_get16(block + 12);
 }
 
 static uint64_t staged_blocks(const struct pmwal *w)
@@ -139,7 +113,7 @@ static uint64_t staged_blocks(const struct pmwal *w)
 static int stage_add(struct pmwal *w, const struct iovec *recs, int count,
 		     uint64_t *first)
 {
-	uint64_t bytes = 0;
+	uint64_t bytes = 0; /* for the message only */
 
 	for (int i = 0; i < count; i++) {
 		if (recs[i].iov_len == 0)
@@ -161,7 +135,7 @@ static int stage_add(struct pmwal *w, const struct iovec *recs, int count,
 			return PMWAL_EFAILED;
 		if (w->closing)
 			return PMWAL_ECLOSED;
-		uint32_t after = stage_blocks_after(s, bytes);
+		uint32_t after = stage_blocks_after(s, recs, count);
 
 		if (after > s->cap_blocks && s->nblocks == 0) {
 			wal_set_err(
@@ -209,20 +183,16 @@ static void seal_group(struct pmwal *w, struct stage *s, uint64_t durable_hint)
 	for (uint32_t i = 0; i < s->nblocks; i++) {
 		uint8_t *b = stage_block(s, i);
 		uint64_t seq = w->next_seq + i;
-		struct wal_block_hdr h = {
-		    .payload_bytes = wal_get16(b + 12),
-		    .first_rec = wal_get16(b + 14),
-		    .log_id = w->sb.log_id,
-		    .seq = seq,
-		    .prev_checksum = prev,
-		    .first_lsn = wal_get64(b + 40),
-		    .durable_lsn = durable_hint,
-		    .epoch = w->sb.epoch,
-		    .group_index = i,
-		    .group_blocks = s->nblocks,
-		};
 
-		wal_block_encode_hdr(&h, b);
+		wal_block_place(b, &(struct wal_block_pos){
+				       .log_id = w->sb.log_id,
+				       .seq = seq,
+				       .prev_checksum = prev,
+				       .durable_lsn = durable_hint,
+				       .epoch = w->sb.epoch,
+				       .group_index = i,
+				       .group_blocks = s->nblocks,
+				   });
 		prev = wal_block_seal(b, seq % w->sb.capacity_blocks);
 	}
 }
@@ -414,7 +384,7 @@ again:
 	/* The last block goes out only up to the sector holding its last used
 	 * byte: on persistent memory (64-byte sectors) a 4 KiB record then costs
 	 * 4.1 KiB of stores, not 8 KiB. */
-	uint32_t used = WAL_HDR_BYTES + fill_of(stage_block(s, s->nblocks - 1));
+	uint32_t used = WAL_HDR_BYTES + wal_block_used(stage_block(s, s->nblocks - 1));
 	uint32_t sector = w->dev->sector_bytes ? w->dev->sector_bytes : WAL_BLOCK_BYTES;
 
 	ios[nio - 1].len -= WAL_BLOCK_BYTES - (used + sector - 1) / sector * sector;
@@ -535,9 +505,9 @@ int wal_start_committer(struct pmwal *w)
  * WAL_DIRECT_RUN bytes are stored from the caller's buffer straight into the
  * mapping with non-temporal stores and no drain; block headers and short
  * pieces go through one scratch block image. Each block's checksum is
- * computed over the same pieces in order (wal_xxh3v), and one barrier makes
+ * computed over the same pieces in order (wal_block_seal_pieces), and one barrier makes
  * the whole group durable. The blocks are byte for byte those the staging
- * path writes: the layout rules are stage_copy's.
+ * path writes: both lay records out with format.h's wal_layout.
  */
 
 struct dseg {
@@ -554,43 +524,25 @@ struct dblock {
 	struct dseg seg[WAL_DIRECT_SEGS]; /* payload, in order */
 };
 
-/* Blocks that @count records take as one group (stage_copy's rules), or 0 if
- * one of them is not a valid record for this log. */
+_Static_assert(WAL_DIRECT_SEGS <= WAL_SEAL_PIECES_MAX, "a block's pieces fit the sealer");
+
+/* Blocks that @count records take as one group, or 0 if one of them is not
+ * a valid record for this log. */
 static uint64_t layout_blocks(const struct pmwal *w, const struct iovec *recs, int count)
 {
-	uint64_t n = 0, fill = WAL_PAYLOAD_BYTES;
+	struct wal_layout l = {0, 0};
 
 	for (int i = 0; i < count; i++) {
-		uint64_t len = recs[i].iov_len;
-
-		if (len == 0 || len > w->sb.record_bytes_max)
+		if (recs[i].iov_len == 0 || recs[i].iov_len > w->sb.record_bytes_max)
 			return 0;
-		if (WAL_PAYLOAD_BYTES - fill < WAL_REC_HDR_BYTES) {
-			n++;
-			fill = 0;
-		}
-		fill += WAL_REC_HDR_BYTES;
-		while (len > 0) {
-			if (fill == WAL_PAYLOAD_BYTES) {
-				n++;
-				fill = 0;
-			}
-			uint64_t take = WAL_PAYLOAD_BYTES - fill < len
-					    ? WAL_PAYLOAD_BYTES - fill
-					    : len;
-
-			fill += take;
-			len -= take;
-		}
+		wal_layout_add(&l, recs[i].iov_len);
 	}
-	return n;
+	return l.nblocks;
 }
 
 static void db_begin(struct dblock *d, uint64_t lsn)
 {
-	memset(d->img, 0, WAL_HDR_BYTES);
-	wal_put16(d->img + 14, WAL_NO_RECORD);
-	wal_put64(d->img + 40, lsn);
+	wal_block_begin(d->img, lsn);
 	d->fill = 0;
 	d->nseg = 0;
 }
@@ -638,32 +590,28 @@ static void db_end(struct pmwal *w, struct dblock *d, uint64_t seq, uint32_t idx
 		   uint32_t n, uint64_t hint, uint64_t *prev, struct wal_io *io, int *nio)
 {
 	uint64_t slot = seq % w->sb.capacity_blocks, base = wal_slot_offset(slot);
-	struct wal_block_hdr h = {
-	    .payload_bytes = (uint16_t)d->fill,
-	    .first_rec = wal_get16(d->img + 14),
-	    .log_id = w->sb.log_id,
-	    .seq = seq,
-	    .prev_checksum = *prev,
-	    .first_lsn = wal_get64(d->img + 40),
-	    .durable_lsn = hint,
-	    .epoch = w->sb.epoch,
-	    .group_index = idx,
-	    .group_blocks = n,
-	};
-	struct iovec hv[WAL_DIRECT_SEGS + 1];
+	struct iovec pv[WAL_DIRECT_SEGS];
 	uint32_t head = WAL_HDR_BYTES;
-	int first = 0, nh = 0;
+	int first = 0, np = 0;
 
-	wal_block_encode_hdr(&h, d->img);
+	wal_block_set_used(d->img, d->fill);
+	wal_block_place(d->img, &(struct wal_block_pos){
+				    .log_id = w->sb.log_id,
+				    .seq = seq,
+				    .prev_checksum = *prev,
+				    .durable_lsn = hint,
+				    .epoch = w->sb.epoch,
+				    .group_index = idx,
+				    .group_blocks = n,
+				});
 	if (d->nseg && d->seg[0].scratch) { /* follows the header in the image */
 		head += d->seg[0].len;
 		first = 1;
 	}
-	hv[nh++] = (struct iovec){d->img + WAL_SUM_FROM, head - WAL_SUM_FROM};
 	for (int i = first; i < d->nseg; i++) {
 		const struct dseg *g = &d->seg[i];
 
-		hv[nh++] = (struct iovec){(void *)g->src, g->len};
+		pv[np++] = (struct iovec){(void *)g->src, g->len};
 		if (!g->scratch) {
 			io[(*nio)++] = (struct wal_io){g->src, g->len, base + g->off};
 			continue;
@@ -673,8 +621,7 @@ static void db_end(struct pmwal *w, struct dblock *d, uint64_t seq, uint32_t idx
 
 		io[(*nio)++] = (struct wal_io){d->img + lo, hi - lo, base + lo};
 	}
-	*prev = wal_xxh3v(hv, nh, slot);
-	wal_put64(d->img, *prev);
+	*prev = wal_block_seal_pieces(d->img, head, pv, np, slot);
 	io[(*nio)++] = (struct wal_io){d->img, (head + 63) & ~63u, base};
 }
 
@@ -688,9 +635,9 @@ static int direct_store(struct pmwal *w, const struct iovec *recs, int count,
 			uint64_t lsn, uint64_t seq0, uint32_t n, uint64_t hint,
 			uint64_t *prev)
 {
-	struct dblock d = {.img = w->dscratch, .fill = WAL_PAYLOAD_BYTES};
+	struct dblock d = {.img = w->dscratch};
+	struct wal_layout lay = {0, 0}; /* d.fill follows lay.fill */
 	uint32_t idx = 0;
-	bool started = false;
 	int nio = 0;
 
 	for (int r = 0; r < count; r++, lsn++) {
@@ -698,33 +645,30 @@ static int direct_store(struct pmwal *w, const struct iovec *recs, int count,
 		size_t len = recs[r].iov_len;
 		uint8_t rec_hdr[WAL_REC_HDR_BYTES];
 
-		if (WAL_PAYLOAD_BYTES - d.fill < WAL_REC_HDR_BYTES) {
-			if (started) {
+		if (wal_layout_record(&lay)) {
+			if (lay.nblocks > 1) {
 				db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio,
 				       &nio);
 				d.img = w->dscratch + (size_t)++idx * WAL_BLOCK_BYTES;
 			}
-			started = true;
 			db_begin(&d, lsn);
 		}
-		if (wal_get16(d.img + 14) == WAL_NO_RECORD) {
-			wal_put16(d.img + 14, (uint16_t)d.fill);
-			wal_put64(d.img + 40, lsn);
-		}
-		wal_put32(rec_hdr, (uint32_t)len);
+		wal_block_start_record(d.img, lay.fill, lsn);
+		wal_record_len_put(rec_hdr, (uint32_t)len);
 		db_put(&d, rec_hdr, WAL_REC_HDR_BYTES);
+		lay.fill += WAL_REC_HDR_BYTES;
 		while (len > 0) {
-			if (d.fill == WAL_PAYLOAD_BYTES) {
+			bool new_block;
+			uint32_t take = wal_layout_take(&lay, len, &new_block);
+
+			if (new_block) {
 				db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio,
 				       &nio);
 				d.img = w->dscratch + (size_t)++idx * WAL_BLOCK_BYTES;
 				db_begin(&d, lsn);
 			}
-			size_t take = WAL_PAYLOAD_BYTES - d.fill < len
-					  ? WAL_PAYLOAD_BYTES - d.fill
-					  : len;
-
-			db_put(&d, src, (uint32_t)take);
+			db_put(&d, src, take);
+			lay.fill += take;
 			src += take;
 			len -= take;
 		}

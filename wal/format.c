@@ -145,7 +145,9 @@
  *   one read buffer, and writes nothing; the engine then bumps the epoch.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "format.h"
 #include "seeded.h"
@@ -331,7 +333,7 @@ int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_s
 
 uint64_t wal_block_checksum(const uint8_t *block, uint64_t slot)
 {
-	uint32_t used = wal_get16(block + 12);
+	uint32_t used = wal_block_used(block);
 
 	if (used > WAL_PAYLOAD_BYTES)
 		used = WAL_PAYLOAD_BYTES; /* damaged: the caller's check fails */
@@ -340,44 +342,72 @@ uint64_t wal_block_checksum(const uint8_t *block, uint64_t slot)
 	return wal_xxh3(block + WAL_SUM_FROM, WAL_HDR_BYTES - WAL_SUM_FROM + used, slot);
 }
 
+void wal_block_place(uint8_t *block, const struct wal_block_pos *pos)
+{
+	wal_put32(block + WAL_BLK_MAGIC, WAL_BLOCK_MAGIC);
+	wal_put64(block + WAL_BLK_LOG_ID, pos->log_id);
+	wal_put64(block + WAL_BLK_SEQ, pos->seq);
+	wal_put64(block + WAL_BLK_PREV_CHECKSUM, pos->prev_checksum);
+	wal_put64(block + WAL_BLK_DURABLE_LSN, pos->durable_lsn);
+	wal_put32(block + WAL_BLK_EPOCH, pos->epoch);
+	wal_put32(block + WAL_BLK_GROUP_INDEX, pos->group_index);
+	wal_put32(block + WAL_BLK_GROUP_BLOCKS, pos->group_blocks);
+	wal_put32(block + WAL_BLK_RESERVED, 0);
+}
+
 void wal_block_encode_hdr(const struct wal_block_hdr *h, uint8_t *block)
 {
-	wal_put32(block + 8, WAL_BLOCK_MAGIC);
-	wal_put16(block + 12, h->payload_bytes);
-	wal_put16(block + 14, h->first_rec);
-	wal_put64(block + 16, h->log_id);
-	wal_put64(block + 24, h->seq);
-	wal_put64(block + 32, h->prev_checksum);
-	wal_put64(block + 40, h->first_lsn);
-	wal_put64(block + 48, h->durable_lsn);
-	wal_put32(block + 56, h->epoch);
-	wal_put32(block + 60, h->group_index);
-	wal_put32(block + 64, h->group_blocks);
-	wal_put32(block + 68, 0);
+	wal_put16(block + WAL_BLK_PAYLOAD_BYTES, h->payload_bytes);
+	wal_put16(block + WAL_BLK_FIRST_REC, h->first_rec);
+	wal_put64(block + WAL_BLK_FIRST_LSN, h->first_lsn);
+	wal_block_place(block, &(struct wal_block_pos){
+				   .log_id = h->log_id,
+				   .seq = h->seq,
+				   .prev_checksum = h->prev_checksum,
+				   .durable_lsn = h->durable_lsn,
+				   .epoch = h->epoch,
+				   .group_index = h->group_index,
+				   .group_blocks = h->group_blocks,
+			       });
 }
 
 uint64_t wal_block_seal(uint8_t *block, uint64_t slot)
 {
 	uint64_t sum = wal_block_checksum(block, slot);
 
-	wal_put64(block, sum);
+	wal_put64(block + WAL_BLK_CHECKSUM, sum);
+	return sum;
+}
+
+uint64_t wal_block_seal_pieces(uint8_t *block, uint32_t head, const struct iovec *pieces,
+			       int count, uint64_t slot)
+{
+	struct iovec v[WAL_SEAL_PIECES_MAX + 1];
+
+	if (count > WAL_SEAL_PIECES_MAX)
+		abort(); /* the callers' bound, checked at build time there */
+	v[0] = (struct iovec){block + WAL_SUM_FROM, head - WAL_SUM_FROM};
+	memcpy(v + 1, pieces, (size_t)count * sizeof(*pieces));
+	uint64_t sum = wal_xxh3v(v, count + 1, slot);
+
+	wal_put64(block + WAL_BLK_CHECKSUM, sum);
 	return sum;
 }
 
 void wal_block_decode_hdr(const uint8_t *block, struct wal_block_hdr *h)
 {
-	h->checksum = wal_get64(block);
-	h->magic = wal_get32(block + 8);
-	h->payload_bytes = wal_get16(block + 12);
-	h->first_rec = wal_get16(block + 14);
-	h->log_id = wal_get64(block + 16);
-	h->seq = wal_get64(block + 24);
-	h->prev_checksum = wal_get64(block + 32);
-	h->first_lsn = wal_get64(block + 40);
-	h->durable_lsn = wal_get64(block + 48);
-	h->epoch = wal_get32(block + 56);
-	h->group_index = wal_get32(block + 60);
-	h->group_blocks = wal_get32(block + 64);
+	h->checksum = wal_get64(block + WAL_BLK_CHECKSUM);
+	h->magic = wal_get32(block + WAL_BLK_MAGIC);
+	h->payload_bytes = wal_get16(block + WAL_BLK_PAYLOAD_BYTES);
+	h->first_rec = wal_get16(block + WAL_BLK_FIRST_REC);
+	h->log_id = wal_get64(block + WAL_BLK_LOG_ID);
+	h->seq = wal_get64(block + WAL_BLK_SEQ);
+	h->prev_checksum = wal_get64(block + WAL_BLK_PREV_CHECKSUM);
+	h->first_lsn = wal_get64(block + WAL_BLK_FIRST_LSN);
+	h->durable_lsn = wal_get64(block + WAL_BLK_DURABLE_LSN);
+	h->epoch = wal_get32(block + WAL_BLK_EPOCH);
+	h->group_index = wal_get32(block + WAL_BLK_GROUP_INDEX);
+	h->group_blocks = wal_get32(block + WAL_BLK_GROUP_BLOCKS);
 }
 
 enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64_t seq,
@@ -400,7 +430,7 @@ enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64
 	     (uint32_t)h->first_rec + WAL_REC_HDR_BYTES > h->payload_bytes) ||
 	    h->group_blocks == 0 || h->group_index >= h->group_blocks ||
 	    h->group_blocks > sb->group_blocks_max || h->first_lsn == 0 ||
-	    wal_get32(block + 68) != 0)
+	    wal_get32(block + WAL_BLK_RESERVED) != 0)
 		return WAL_BLOCK_MALFORMED;
 	if (h->epoch > sb->epoch)
 		return WAL_BLOCK_FUTURE;

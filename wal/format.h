@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * format.h - decoded forms of the on-disk structures and their encoders and
- * decoders. The format itself is specified at the top of format.c; the writer
- * (engine.c) and recovery (recovery.c) both go through these functions, so a
- * format change is one edit.
+ * decoders. The format itself is specified at the top of format.c; the writers
+ * (commit.c: the staging buffer and the direct path on mapped media), the
+ * iterators (iter.c) and recovery (recovery.c) all go through these: the
+ * layout of records in blocks, the header fields by name, sealing whole or in
+ * pieces, reading a record's length. A format change is one edit.
  */
 #ifndef PMWAL_FORMAT_H
 #define PMWAL_FORMAT_H
@@ -55,6 +57,21 @@ struct wal_sb {
 #define WAL_EPOCH_MAX	     (UINT32_MAX - 1)
 #define WAL_CAPACITY_MAX     (1ull << 40) /* ring blocks: 4 PiB, and no overflow */
 #define WAL_GROUP_BLOCKS_MAX (((256u << 20) + WAL_RECORD_MAX_LIMIT) / 4021u + 2u)
+
+/* Block header fields, by byte offset (the table in format.c). */
+#define WAL_BLK_CHECKSUM      0u
+#define WAL_BLK_MAGIC	      8u
+#define WAL_BLK_PAYLOAD_BYTES 12u
+#define WAL_BLK_FIRST_REC     14u
+#define WAL_BLK_LOG_ID	      16u
+#define WAL_BLK_SEQ	      24u
+#define WAL_BLK_PREV_CHECKSUM 32u
+#define WAL_BLK_FIRST_LSN     40u
+#define WAL_BLK_DURABLE_LSN   48u
+#define WAL_BLK_EPOCH	      56u
+#define WAL_BLK_GROUP_INDEX   60u
+#define WAL_BLK_GROUP_BLOCKS  64u
+#define WAL_BLK_RESERVED      68u
 
 /* A block header, decoded. */
 struct wal_block_hdr {
@@ -155,6 +172,147 @@ void wal_block_decode_hdr(const uint8_t *block, struct wal_block_hdr *h);
 enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64_t seq,
 				     const struct wal_sb *sb, struct wal_block_hdr *h);
 const char *wal_block_state_name(enum wal_block_state s);
+
+/* ---- laying records into a group's blocks: the one rule -------------------
+ *
+ * A group's payload is a stream of records, each a u32 length and its bytes.
+ * A record starts in the current block unless fewer than 4 bytes are left
+ * there (a length never straddles blocks); its bytes then fill blocks in
+ * order. Every writer (the staging buffer, the direct path on mapped media)
+ * and every block count goes through these, so a layout change is one edit.
+ */
+struct wal_layout {
+	uint32_t nblocks; /* blocks started (the last one may be partial) */
+	uint32_t fill;	  /* payload bytes used in the last block */
+};
+
+/* Where the next record's length goes: starts a block first when needed
+ * (returns true then); the length goes at payload offset l->fill of block
+ * l->nblocks - 1, and the caller then adds WAL_REC_HDR_BYTES to l->fill. */
+static inline bool wal_layout_record(struct wal_layout *l)
+{
+	if (l->nblocks && WAL_PAYLOAD_BYTES - l->fill >= WAL_REC_HDR_BYTES)
+		return false;
+	l->nblocks++;
+	l->fill = 0;
+	return true;
+}
+
+/* How many of the @left bytes still to lay go into the current block at
+ * l->fill, starting a block first when it is full (*@new_block then). The
+ * caller adds what it laid to l->fill. */
+static inline uint32_t wal_layout_take(struct wal_layout *l, uint64_t left,
+				       bool *new_block)
+{
+	*new_block = l->fill == WAL_PAYLOAD_BYTES;
+	if (*new_block) {
+		l->nblocks++;
+		l->fill = 0;
+	}
+	uint32_t room = WAL_PAYLOAD_BYTES - l->fill;
+
+	return left < room ? (uint32_t)left : room;
+}
+
+/* Advances @l past one record of @len bytes (> 0), without copying: the
+ * same result as wal_layout_record and wal_layout_take over it. */
+static inline void wal_layout_add(struct wal_layout *l, uint64_t len)
+{
+	wal_layout_record(l);
+	l->fill += WAL_REC_HDR_BYTES;
+	uint64_t room = WAL_PAYLOAD_BYTES - l->fill;
+
+	if (len <= room) {
+		l->fill += (uint32_t)len;
+		return;
+	}
+	len -= room;
+	uint64_t more = (len + WAL_PAYLOAD_BYTES - 1) / WAL_PAYLOAD_BYTES;
+
+	l->nblocks += (uint32_t)more;
+	l->fill = (uint32_t)(len - (more - 1) * WAL_PAYLOAD_BYTES);
+}
+
+/* ---- building a block image ------------------------------------------------ */
+
+/* Starts a block image whose first bytes continue record @lsn (or start it):
+ * no record starts in it yet, nothing is used. */
+static inline void wal_block_begin(uint8_t *block, uint64_t lsn)
+{
+	memset(block, 0, WAL_HDR_BYTES);
+	wal_put16(block + WAL_BLK_FIRST_REC, WAL_NO_RECORD);
+	wal_put64(block + WAL_BLK_FIRST_LSN, lsn);
+}
+
+/* Record @lsn starts at payload offset @fill: the first to start in the
+ * block is the one its framing names. */
+static inline void wal_block_start_record(uint8_t *block, uint32_t fill, uint64_t lsn)
+{
+	if (wal_get16(block + WAL_BLK_FIRST_REC) == WAL_NO_RECORD) {
+		wal_put16(block + WAL_BLK_FIRST_REC, (uint16_t)fill);
+		wal_put64(block + WAL_BLK_FIRST_LSN, lsn);
+	}
+}
+
+/* A record's length, as it precedes its bytes. */
+static inline void wal_record_len_put(uint8_t out[WAL_REC_HDR_BYTES], uint32_t len)
+{
+	wal_put32(out, len);
+}
+
+static inline void wal_block_set_used(uint8_t *block, uint32_t fill)
+{
+	wal_put16(block + WAL_BLK_PAYLOAD_BYTES, (uint16_t)fill);
+}
+
+static inline uint32_t wal_block_used(const uint8_t *block)
+{
+	return wal_get16(block + WAL_BLK_PAYLOAD_BYTES);
+}
+
+/* Where a block goes: what only the group's writer knows when it seals. */
+struct wal_block_pos {
+	uint64_t log_id;
+	uint64_t seq;
+	uint64_t prev_checksum;
+	uint64_t durable_lsn;
+	uint32_t epoch;
+	uint32_t group_index;
+	uint32_t group_blocks;
+};
+
+/* Fills in the header of a block image built by the functions above (its
+ * framing: used bytes, first record, first LSN), all but the checksum. */
+void wal_block_place(uint8_t *block, const struct wal_block_pos *pos);
+
+/*
+ * Seals a block whose bytes are in pieces (mapped media store payload from
+ * where it already is): @block's first @head bytes (header, then the payload
+ * that follows it in the image), then @pieces in order, are its bytes up to
+ * 72 + payload_bytes. Computes the checksum over them as wal_block_seal()
+ * does over a whole image, stores it in @block, and returns it.
+ */
+#define WAL_SEAL_PIECES_MAX 64
+struct iovec;
+uint64_t wal_block_seal_pieces(uint8_t *block, uint32_t head, const struct iovec *pieces,
+			       int count, uint64_t slot);
+
+/* ---- reading records out of a block ----------------------------------------- */
+
+/*
+ * The length of the record starting at payload offset @pos of a block whose
+ * used payload is @end bytes: 0 when no length fits there or the length is 0
+ * or above @max (the framing is damaged).
+ */
+static inline uint32_t wal_block_record_len(const uint8_t *block, uint32_t pos,
+					    uint32_t end, uint32_t max)
+{
+	if (end < pos || end - pos < WAL_REC_HDR_BYTES)
+		return 0;
+	uint32_t len = wal_get32(block + WAL_HDR_BYTES + pos);
+
+	return len > max && !PMWAL_BUG(TRUST_LENGTH) ? 0 : len;
+}
 
 /* Ring blocks a group of @payload_bytes (record headers included) needs
  * at most; used to size buffers and bound recovery's look-ahead. */

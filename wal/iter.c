@@ -232,14 +232,13 @@ static int iter_next_raw(struct pmwal_iter *it, uint64_t *lsn, const void **data
 			it->seq++;
 			continue;
 		}
-		const uint8_t *p = it->block + WAL_HDR_BYTES;
-		uint32_t rlen = wal_get32(p + it->pos);
+		uint32_t rlen = wal_block_record_len(it->block, (uint32_t)it->pos, it->end,
+						     it->w->sb.record_bytes_max);
 		uint64_t rec_lsn = it->lsn_next++;
 		size_t got = 0;
 		bool crossed = false;
 
-		if (rlen == 0 ||
-		    (rlen > it->w->sb.record_bytes_max && !PMWAL_BUG(TRUST_LENGTH)))
+		if (rlen == 0)
 			return PMWAL_ECORRUPT;
 		it->pos += WAL_REC_HDR_BYTES;
 		rc = rec_reserve(it, rlen);

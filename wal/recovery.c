@@ -120,7 +120,6 @@ static void count_record(struct scan *s, uint64_t lsn, uint32_t len)
 static bool parse_block(struct scan *s, const uint8_t *block,
 			const struct wal_block_hdr *h, bool first_of_walk)
 {
-	const uint8_t *p = block + WAL_HDR_BYTES;
 	uint32_t pos = 0, end = h->payload_bytes;
 
 	if (first_of_walk) {
@@ -147,11 +146,9 @@ static bool parse_block(struct scan *s, const uint8_t *block,
 		return false;
 	}
 	while (pos < end) {
-		if (end - pos < WAL_REC_HDR_BYTES)
-			return false;
-		uint32_t len = wal_get32(p + pos);
+		uint32_t len = wal_block_record_len(block, pos, end, s->sb->record_bytes_max);
 
-		if (len == 0 || (len > s->sb->record_bytes_max && !PMWAL_BUG(TRUST_LENGTH)))
+		if (len == 0)
 			return false;
 		pos += WAL_REC_HDR_BYTES;
 		count_record(s, s->lsn_next++, len);

@@ -508,3 +508,54 @@ Test(format, a_block_sealed_in_pieces_equals_one_sealed_whole)
 		cr_assert_eq(memcmp(parts, whole, sizeof(parts)), 0);
 	}
 }
+
+/*
+ * The recovery decision table is data (format.c): every one of the 2^11 sets
+ * of facts recovery can meet selects exactly one row, every row is selected
+ * by some set, and the rows say what the specification says.
+ */
+Test(format, every_set_of_recovery_facts_matches_exactly_one_row)
+{
+	int hits[WAL_ROWS] = {0};
+
+	for (uint32_t facts = 0; facts < (1u << WAL_END_FACTS); facts++) {
+		int matched = 0, which = -1;
+
+		for (int r = 0; r < WAL_ROWS; r++) {
+			const struct wal_end_row *row = &wal_end_table[r];
+
+			if ((facts & row->all) == row->all && !(facts & row->none)) {
+				matched++;
+				which = r;
+			}
+		}
+		cr_assert_eq(matched, 1, "facts 0x%x match %d rows", facts, matched);
+		cr_assert_eq((int)wal_end_decide(facts), which, "facts 0x%x", facts);
+		hits[which]++;
+	}
+	for (int r = 0; r < WAL_ROWS; r++) {
+		cr_assert_gt(hits[r], 0, "row %d (%s) is never selected", r,
+			     wal_end_table[r].why);
+		cr_assert_not_null(wal_end_table[r].why);
+		cr_assert(wal_end_table[r].verdict != PMWAL_CORRUPT ||
+			      r <= WAL_ROW_HINT_ABOVE,
+			  "row %d: only proven damage is CORRUPT", r);
+	}
+	/* The specification's rows, one fact at a time. */
+	cr_assert_eq(wal_end_table[wal_end_decide(0)].verdict, PMWAL_CLEAN);
+	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_BEFORE_END | WAL_END_GARBAGE)].verdict,
+		     PMWAL_CORRUPT);
+	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_LATER_GROUP | WAL_END_IN_GROUP)].verdict,
+		     PMWAL_CORRUPT);
+	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_IN_GROUP)].verdict, PMWAL_TORN_TAIL);
+	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_GARBAGE)].verdict, PMWAL_TORN_TAIL);
+	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_MALFORMED)].verdict, PMWAL_TORN_TAIL);
+	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_HINT_ABOVE | WAL_END_GARBAGE)].verdict,
+		     PMWAL_CORRUPT);
+	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_CLOSED | WAL_END_GARBAGE)].verdict,
+		     PMWAL_CLEAN);
+	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_CLOSED | WAL_END_MISMATCH)].verdict,
+		     PMWAL_CORRUPT);
+	cr_assert(wal_end_table[WAL_ROW_LATER_GROUP].salvage);
+	cr_assert_not(wal_end_table[WAL_ROW_HINT_ABOVE].salvage);
+}

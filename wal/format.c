@@ -108,16 +108,22 @@
  *
  * RECOVERY DECISION TABLE
  *   Recovery walks seq = head_seq, head_seq+1, ... while blocks are valid and
- *   keeps the records of complete groups. At the first block q that is not
- *   valid (or when N blocks were read):
+ *   keeps the records of complete groups. It stops at end_seq when the
+ *   superblock's end does not match or the log was closed there, after N
+ *   valid blocks, or at the first block q that is not valid. What it found
+ *   there is a set of facts (enum wal_end_fact) and the verdict is the one
+ *   row of wal_end_table below that they select; the rows are data, in
+ *   this order, each excluding every fact of the rows above it, so exactly
+ *   one matches any set (test_format checks all 2^11):
  *
  *   finding                                                         verdict
  *   -------------------------------------------------------------  ---------
- *   q < end_seq: the superblock says block q was durable             CORRUPT
- *   a block of epoch above the superblock's (FUTURE)                 CORRUPT
  *   at end_seq the LSN is not end_lsn, or a group is open            CORRUPT
  *   CLOSED and q == end_seq: the clean close's end (whatever the     CLEAN
  *     slot holds: zeros, garbage, an old log's bytes)
+ *   N blocks read, all valid: the ring is full                       CLEAN
+ *   q < end_seq: the superblock says block q was durable             CORRUPT
+ *   a block of epoch above the superblock's (FUTURE)                 CORRUPT
  *   a valid block of a LATER group exists within the look-ahead     CORRUPT
  *     window (seq q+1 .. q + 2*group_blocks_max): block q's group
  *     was durable before that group was written
@@ -125,7 +131,8 @@
  *     recovered LSN: the log itself attests an acked record is gone
  *   q lies inside a group whose earlier blocks are valid             TORN_TAIL
  *   q starts a group, and some block of that group is valid          TORN_TAIL
- *   q starts a group and its block fails the checksum                TORN_TAIL
+ *   q starts a group and its block fails the checksum (not zero)     TORN_TAIL
+ *   q starts a group and is malformed or misplaced                   TORN_TAIL
  *   q starts a group and its block is zero, stale (an earlier lap),  CLEAN
  *     of another log, or of an earlier epoch (remains of a tail cut
  *     off by an earlier recovery)
@@ -456,6 +463,53 @@ const char *wal_block_state_name(enum wal_block_state s)
 		return "block of an epoch newer than the superblock";
 	}
 	return "?";
+}
+
+/* The decision table (RECOVERY DECISION TABLE above), one row per line. */
+#define STOPS  (WAL_END_MISMATCH | WAL_END_CLOSED | WAL_END_RING_FULL)
+#define DAMAGE (STOPS | WAL_END_BEFORE_END | WAL_END_FUTURE | WAL_END_LATER_GROUP)
+#define PROVEN (DAMAGE | WAL_END_HINT_ABOVE)
+#define TORN   (PROVEN | WAL_END_IN_GROUP | WAL_END_GROUP_SEEN | WAL_END_GARBAGE)
+
+const struct wal_end_row wal_end_table[WAL_ROWS] = {
+    [WAL_ROW_END_MISMATCH] = {WAL_END_MISMATCH, 0, PMWAL_CORRUPT, false,
+			      "the blocks disagree with the superblock's durable end"},
+    [WAL_ROW_CLOSED] = {WAL_END_CLOSED, WAL_END_MISMATCH, PMWAL_CLEAN, false,
+			"the end of a cleanly closed log"},
+    [WAL_ROW_RING_FULL] = {WAL_END_RING_FULL, WAL_END_MISMATCH | WAL_END_CLOSED,
+			   PMWAL_CLEAN, false, "the ring is full to capacity"},
+    [WAL_ROW_DAMAGED_BEFORE_END] = {WAL_END_BEFORE_END, STOPS, PMWAL_CORRUPT, true,
+				    "a block the superblock records durable is damaged"},
+    [WAL_ROW_FUTURE] = {WAL_END_FUTURE, STOPS | WAL_END_BEFORE_END, PMWAL_CORRUPT, true,
+			"a block of an epoch the superblock never had"},
+    [WAL_ROW_LATER_GROUP] = {WAL_END_LATER_GROUP,
+			     STOPS | WAL_END_BEFORE_END | WAL_END_FUTURE, PMWAL_CORRUPT,
+			     true, "a later group was written after this one was durable"},
+    [WAL_ROW_HINT_ABOVE] = {WAL_END_HINT_ABOVE, DAMAGE, PMWAL_CORRUPT, false,
+			    "the log attests an acknowledged record that is gone"},
+    [WAL_ROW_TORN_INSIDE] = {WAL_END_IN_GROUP, PROVEN, PMWAL_TORN_TAIL, false,
+			     "a group torn after its first valid blocks"},
+    [WAL_ROW_TORN_GROUP_SEEN] = {WAL_END_GROUP_SEEN, PROVEN | WAL_END_IN_GROUP,
+				 PMWAL_TORN_TAIL, false,
+				 "a group whose first block is torn and another is not"},
+    [WAL_ROW_TORN_GARBAGE] = {WAL_END_GARBAGE,
+			      PROVEN | WAL_END_IN_GROUP | WAL_END_GROUP_SEEN,
+			      PMWAL_TORN_TAIL, false, "a torn first block of a group"},
+    [WAL_ROW_TORN_MALFORMED] = {WAL_END_MALFORMED, TORN, PMWAL_TORN_TAIL, false,
+				"a malformed or misplaced first block of a group"},
+    [WAL_ROW_CLEAN_END] = {0, TORN | WAL_END_MALFORMED, PMWAL_CLEAN, false,
+			   "zeros, an earlier lap, another log or an earlier epoch"},
+};
+
+enum wal_end_row_id wal_end_decide(uint32_t facts)
+{
+	for (int r = 0; r < WAL_ROWS; r++) {
+		const struct wal_end_row *row = &wal_end_table[r];
+
+		if ((facts & row->all) == row->all && !(facts & row->none))
+			return (enum wal_end_row_id)r;
+	}
+	return WAL_ROW_CLEAN_END; /* unreachable: the last row takes the rest */
 }
 
 uint32_t wal_blocks_for_bytes(uint64_t payload_bytes)

@@ -314,6 +314,56 @@ static inline uint32_t wal_block_record_len(const uint8_t *block, uint32_t pos,
 	return len > max && !PMWAL_BUG(TRUST_LENGTH) ? 0 : len;
 }
 
+/* ---- the recovery decision table (format.c) ---------------------------------
+ *
+ * What recovery found where its walk stopped, as facts; the table's rows
+ * (data, in format.c) say what each combination means. The scan computes
+ * the facts and applies the one row they select; it decides nothing else.
+ */
+enum wal_end_fact {
+	WAL_END_MISMATCH = 1u << 0,    /* at end_seq the LSN is not end_lsn, or a group is open */
+	WAL_END_CLOSED = 1u << 1,      /* at end_seq of a cleanly closed log */
+	WAL_END_RING_FULL = 1u << 2,   /* N blocks read, every one valid */
+	WAL_END_BEFORE_END = 1u << 3,  /* invalid block q below end_seq */
+	WAL_END_FUTURE = 1u << 4,      /* a block of an epoch above the superblock's */
+	WAL_END_LATER_GROUP = 1u << 5, /* a valid block of a later group within the window */
+	WAL_END_HINT_ABOVE = 1u << 6,  /* a durable_lsn read above the last recovered LSN */
+	WAL_END_IN_GROUP = 1u << 7,    /* q is inside a group whose earlier blocks are valid */
+	WAL_END_GROUP_SEEN = 1u << 8,  /* q starts a group and some block of it is valid */
+	WAL_END_GARBAGE = 1u << 9,     /* q fails the checksum and is not all zero */
+	WAL_END_MALFORMED = 1u << 10,  /* q is malformed, or misplaced (another slot) */
+};
+#define WAL_END_FACTS 11
+
+enum wal_end_row_id {
+	WAL_ROW_END_MISMATCH,
+	WAL_ROW_CLOSED,
+	WAL_ROW_RING_FULL,
+	WAL_ROW_DAMAGED_BEFORE_END,
+	WAL_ROW_FUTURE,
+	WAL_ROW_LATER_GROUP,
+	WAL_ROW_HINT_ABOVE,
+	WAL_ROW_TORN_INSIDE,
+	WAL_ROW_TORN_GROUP_SEEN,
+	WAL_ROW_TORN_GARBAGE,
+	WAL_ROW_TORN_MALFORMED,
+	WAL_ROW_CLEAN_END,
+	WAL_ROWS
+};
+
+struct wal_end_row {
+	uint32_t all;	 /* facts that must hold */
+	uint32_t none;	 /* facts that must not */
+	int verdict;	 /* PMWAL_CLEAN, PMWAL_TORN_TAIL or PMWAL_CORRUPT */
+	bool salvage;	 /* CORRUPT that salvage may resume past */
+	const char *why; /* the finding, for people */
+};
+
+extern const struct wal_end_row wal_end_table[WAL_ROWS];
+
+/* The row @facts select (exactly one does: test_format enumerates them). */
+enum wal_end_row_id wal_end_decide(uint32_t facts);
+
 /* Ring blocks a group of @payload_bytes (record headers included) needs
  * at most; used to size buffers and bound recovery's look-ahead. */
 uint32_t wal_blocks_for_bytes(uint64_t payload_bytes);

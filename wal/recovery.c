@@ -314,132 +314,126 @@ static uint64_t damaged_lsn(const struct scan *s)
 	return lsn > s->sb->head_lsn ? lsn : s->sb->head_lsn;
 }
 
-/* Classifies the end at block q; returns true if the scan goes on (salvage). */
+/*
+ * Classifies the end at invalid block q by format.c's decision table: the
+ * facts are gathered here, the verdict is the row's. *@resume tells whether
+ * the scan goes on (salvage past proven damage).
+ */
 static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool salvage,
 		  bool *resume)
 {
 	struct pmwal_report *rep = s->rep;
 	uint64_t g0 = s->in_group ? s->group_start : q;
 	uint64_t later, resume_seq;
+	const uint8_t *block;
 	bool same;
 	int rc = look_ahead(s, q, g0, &later, &resume_seq, &same);
 
 	*resume = false;
 	if (rc)
 		return rc;
+	rc = reader_get(&s->rd, q, &block);
+	if (rc)
+		return rc;
 	if (PMWAL_BUG(STOP_AT_FIRST_BAD))
 		later = 0; /* nothing past the first bad block is looked at */
-	if (PMWAL_BUG(PARSE_ZERO_FILL) && state == WAL_BLOCK_CHECKSUM) {
-		const uint8_t *block;
-		bool zero = true;
+	bool zero = all_zero(block, WAL_BLOCK_BYTES);
 
-		rc = reader_get(&s->rd, q, &block);
-		if (rc)
-			return rc;
-		for (uint32_t i = 0; i < WAL_BLOCK_BYTES && zero; i++)
-			zero = block[i] == 0;
-		if (zero)
-			return 0; /* zero-filled space read as the clean end */
-	}
-	if (q < s->sb->end_seq || state == WAL_BLOCK_FUTURE) {
-		if (rep->verdict != PMWAL_CORRUPT) {
-			rep->verdict = PMWAL_CORRUPT;
+	if (PMWAL_BUG(PARSE_ZERO_FILL) && state == WAL_BLOCK_CHECKSUM && zero)
+		return 0; /* zero-filled space read as the clean end */
+	/* Records below the head were released: they count as present. */
+	uint64_t present =
+	    s->last_lsn > s->sb->head_lsn - 1 ? s->last_lsn : s->sb->head_lsn - 1;
+	uint32_t facts =
+	    (q < s->sb->end_seq ? WAL_END_BEFORE_END : 0) |
+	    (state == WAL_BLOCK_FUTURE ? WAL_END_FUTURE : 0) |
+	    (later ? WAL_END_LATER_GROUP : 0) |
+	    (s->max_hint > present ? WAL_END_HINT_ABOVE : 0) |
+	    (s->in_group ? WAL_END_IN_GROUP : 0) | (same ? WAL_END_GROUP_SEEN : 0) |
+	    (state == WAL_BLOCK_CHECKSUM && !zero ? WAL_END_GARBAGE : 0) |
+	    (state == WAL_BLOCK_MALFORMED || state == WAL_BLOCK_MISPLACED ? WAL_END_MALFORMED
+									 : 0);
+	enum wal_end_row_id row = wal_end_decide(facts);
+	const struct wal_end_row *r = &wal_end_table[row];
+	uint64_t offset = wal_slot_offset(q % s->sb->capacity_blocks);
+
+	if (rep->verdict == PMWAL_CORRUPT && !r->salvage)
+		return 0; /* salvaging: the first damage is the one named */
+	if (rep->verdict != PMWAL_CORRUPT) {
+		rep->verdict = r->verdict;
+		switch (row) {
+		case WAL_ROW_DAMAGED_BEFORE_END:
+		case WAL_ROW_FUTURE:
 			rep->corrupt_lsn = damaged_lsn(s);
-			rep->corrupt_offset = wal_slot_offset(q % s->sb->capacity_blocks);
+			rep->corrupt_offset = offset;
 			snprintf(rep->detail, sizeof(rep->detail),
-				 state == WAL_BLOCK_FUTURE
+				 row == WAL_ROW_FUTURE
 				     ? "block seq %llu (offset %llu): %s; the superblock "
 				       "is older than the log (LSNs from %llu on would be "
 				       "reused)"
 				     : "block seq %llu (offset %llu) is damaged (%s) but "
 				       "the superblock records the log durable up to LSN "
 				       "%llu",
-				 (unsigned long long)q,
-				 (unsigned long long)rep->corrupt_offset,
+				 (unsigned long long)q, (unsigned long long)offset,
 				 wal_block_state_name(state),
-				 (unsigned long long)(state == WAL_BLOCK_FUTURE
+				 (unsigned long long)(row == WAL_ROW_FUTURE
 							  ? rep->corrupt_lsn
 							  : s->sb->end_lsn - 1));
+			break;
+		case WAL_ROW_LATER_GROUP:
+			rep->corrupt_lsn = damaged_lsn(s);
+			rep->corrupt_offset = offset;
+			snprintf(rep->detail, sizeof(rep->detail),
+				 "block seq %llu (offset %llu) is damaged (%s) but a later "
+				 "group was written after it became durable",
+				 (unsigned long long)q, (unsigned long long)offset,
+				 wal_block_state_name(state));
+			break;
+		case WAL_ROW_HINT_ABOVE:
+			rep->corrupt_lsn = s->last_lsn + 1;
+			rep->corrupt_offset = offset;
+			snprintf(rep->detail, sizeof(rep->detail),
+				 "LSN %llu was acknowledged (the log says so) but the log "
+				 "ends at %llu",
+				 (unsigned long long)s->max_hint,
+				 (unsigned long long)s->last_lsn);
+			break;
+		case WAL_ROW_TORN_INSIDE:
+		case WAL_ROW_TORN_GROUP_SEEN:
+		case WAL_ROW_TORN_GARBAGE:
+		case WAL_ROW_TORN_MALFORMED:
+			rep->torn_blocks = q - g0 + 1;
+			snprintf(rep->detail, sizeof(rep->detail),
+				 "unacknowledged group at block seq %llu cut off (%llu "
+				 "blocks, %s: %s)",
+				 (unsigned long long)g0,
+				 (unsigned long long)rep->torn_blocks,
+				 wal_block_state_name(state), r->why);
+			break;
+		default:
+			snprintf(rep->detail, sizeof(rep->detail),
+				 "clean end at block seq %llu (%s)", (unsigned long long)q,
+				 r->why);
+			break;
 		}
-		if (!later)
-			later = q + 1; /* salvage may still find a resume point */
 	}
-	if (later) {
-		uint64_t lsn = damaged_lsn(s);
+	if (r->salvage && salvage && resume_seq) {
+		struct wal_block_hdr h;
 
-		if (rep->verdict != PMWAL_CORRUPT) {
-			rep->verdict = PMWAL_CORRUPT;
-			rep->corrupt_lsn = lsn;
-			rep->corrupt_offset = wal_slot_offset(q % s->sb->capacity_blocks);
-			snprintf(
-			    rep->detail, sizeof(rep->detail),
-			    "block seq %llu (offset %llu) is damaged (%s) but a later "
-			    "group was written after it became durable",
-			    (unsigned long long)q,
-			    (unsigned long long)rep->corrupt_offset,
-			    wal_block_state_name(state));
-		}
-		if (salvage && resume_seq) {
-			const uint8_t *block;
-			struct wal_block_hdr h;
-
-			rc = reader_get(&s->rd, resume_seq, &block);
-			if (rc)
-				return rc;
-			wal_block_decode_hdr(block, &h);
-			rep->skipped_blocks += resume_seq - g0;
-			rep->skipped_records += h.first_lsn > s->last_lsn + 1
-						    ? h.first_lsn - (s->last_lsn + 1)
-						    : 0;
-			s->seq = resume_seq;
-			s->have_prev = false;
-			s->in_group = false;
-			s->pend_records = s->pend_bytes = 0;
-			s->rec_left = 0;
-			*resume = true;
-		}
-		return 0;
-	}
-	if (rep->verdict == PMWAL_CORRUPT)
-		return 0;
-	/* Records below the head were released: they count as present. */
-	uint64_t present =
-	    s->last_lsn > s->sb->head_lsn - 1 ? s->last_lsn : s->sb->head_lsn - 1;
-
-	if (s->max_hint > present) {
-		rep->verdict = PMWAL_CORRUPT;
-		rep->corrupt_lsn = s->last_lsn + 1;
-		rep->corrupt_offset = wal_slot_offset(q % s->sb->capacity_blocks);
-		snprintf(rep->detail, sizeof(rep->detail),
-			 "LSN %llu was acknowledged (the log says so) but the log ends "
-			 "at %llu",
-			 (unsigned long long)s->max_hint,
-			 (unsigned long long)s->last_lsn);
-		return 0;
-	}
-	const uint8_t *block;
-	bool torn = s->in_group || same;
-
-	if (!torn && state == WAL_BLOCK_CHECKSUM) {
-		rc = reader_get(&s->rd, q, &block);
+		rc = reader_get(&s->rd, resume_seq, &block);
 		if (rc)
 			return rc;
-		torn = !all_zero(block, WAL_BLOCK_BYTES);
-	}
-	if (!torn && (state == WAL_BLOCK_MALFORMED || state == WAL_BLOCK_MISPLACED))
-		torn = true;
-	if (torn) {
-		rep->verdict = PMWAL_TORN_TAIL;
-		rep->torn_blocks = q - g0 + 1;
-		snprintf(
-		    rep->detail, sizeof(rep->detail),
-		    "unacknowledged group at block seq %llu cut off (%llu blocks, %s)",
-		    (unsigned long long)g0, (unsigned long long)rep->torn_blocks,
-		    wal_block_state_name(state));
-	} else {
-		rep->verdict = PMWAL_CLEAN;
-		snprintf(rep->detail, sizeof(rep->detail), "clean end at block seq %llu",
-			 (unsigned long long)q);
+		wal_block_decode_hdr(block, &h);
+		rep->skipped_blocks += resume_seq - g0;
+		rep->skipped_records += h.first_lsn > s->last_lsn + 1
+					    ? h.first_lsn - (s->last_lsn + 1)
+					    : 0;
+		s->seq = resume_seq;
+		s->have_prev = false;
+		s->in_group = false;
+		s->pend_records = s->pend_bytes = 0;
+		s->rec_left = 0;
+		*resume = true;
 	}
 	return 0;
 }
@@ -475,31 +469,44 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 		enum wal_block_state state = WAL_BLOCK_VALID;
 		bool ok, resume;
 
+		/* Where the walk stops before reading a block (the table's
+		 * first rows). While salvaging past damage, a mismatch at the
+		 * end is that damage's and is not named again. */
+		uint32_t stop = 0;
+
 		if (s.seq == sb->end_seq && rep->verdict != PMWAL_CORRUPT &&
-		    (s.in_group || s.lsn_next != sb->end_lsn)) {
-			rep->verdict = PMWAL_CORRUPT;
-			rep->corrupt_lsn = s.lsn_next < sb->end_lsn ? s.lsn_next : sb->end_lsn;
-			rep->corrupt_offset = wal_slot_offset(s.seq % sb->capacity_blocks);
-			snprintf(rep->detail, sizeof(rep->detail),
-				 "the superblock records LSNs up to %llu durable in blocks "
-				 "before seq %llu, but the blocks hold LSNs up to %llu",
-				 (unsigned long long)(sb->end_lsn - 1),
-				 (unsigned long long)sb->end_seq,
-				 (unsigned long long)(s.lsn_next - 1));
-			break;
-		}
-		if (s.seq == sb->end_seq && (sb->flags & WAL_SB_CLOSED)) {
-			if (rep->verdict != PMWAL_CORRUPT) {
-				rep->verdict = PMWAL_CLEAN;
+		    (s.in_group || s.lsn_next != sb->end_lsn))
+			stop |= WAL_END_MISMATCH;
+		if (s.seq == sb->end_seq && (sb->flags & WAL_SB_CLOSED))
+			stop |= WAL_END_CLOSED;
+		if (s.seq - sb->head_seq >= sb->capacity_blocks)
+			stop |= WAL_END_RING_FULL;
+		if (stop) {
+			enum wal_end_row_id row = wal_end_decide(stop);
+
+			if (rep->verdict == PMWAL_CORRUPT)
+				break;
+			rep->verdict = wal_end_table[row].verdict;
+			if (row == WAL_ROW_END_MISMATCH) {
+				rep->corrupt_lsn =
+				    s.lsn_next < sb->end_lsn ? s.lsn_next : sb->end_lsn;
+				rep->corrupt_offset =
+				    wal_slot_offset(s.seq % sb->capacity_blocks);
+				snprintf(rep->detail, sizeof(rep->detail),
+					 "the superblock records LSNs up to %llu durable in "
+					 "blocks before seq %llu, but the blocks hold LSNs up "
+					 "to %llu",
+					 (unsigned long long)(sb->end_lsn - 1),
+					 (unsigned long long)sb->end_seq,
+					 (unsigned long long)(s.lsn_next - 1));
+			} else if (row == WAL_ROW_CLOSED) {
 				snprintf(rep->detail, sizeof(rep->detail),
 					 "clean: closed at block seq %llu",
 					 (unsigned long long)s.seq);
+			} else {
+				snprintf(rep->detail, sizeof(rep->detail),
+					 "clean: ring full to capacity");
 			}
-			break;
-		}
-		if (s.seq - sb->head_seq >= sb->capacity_blocks) {
-			rep->verdict =
-			    rep->verdict == PMWAL_CORRUPT ? PMWAL_CORRUPT : PMWAL_CLEAN;
 			break;
 		}
 		rc = step(&s, &state, &ok);
@@ -513,9 +520,6 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 		if (rc || !resume)
 			break;
 	}
-	if (rep->verdict == PMWAL_CLEAN && !rep->detail[0])
-		snprintf(rep->detail, sizeof(rep->detail),
-			 "clean: ring full to capacity");
 	rep->durable_hint = s.max_hint;
 	rep->end_offset = wal_slot_offset(s.tail_seq % sb->capacity_blocks);
 	tail->next_seq = s.tail_seq;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * dual.c - two (or more) clients on one device at once (seeds/001: two hosts
+ * dual.c - two (or more) clients on one device at once (seed 001 in docs/bench.md: two hosts
  * on a dual-port SSD): each client is a forked process running its own
  * workload, started together through a pipe; each is reported, and their sum,
  * beside each workload run alone first. Processes, not threads, so the

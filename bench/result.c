@@ -230,7 +230,7 @@ static void table_dir(json_t *job, const char *dirname)
 	       json_real_value(json_object_get(d, "iops")), bw, p50, p99, p999, mx, cpu);
 }
 
-/* A mix also gets its total, as seeds/000's "total performance". */
+/* A mix also gets its total, as seed 000's "total performance" (docs/bench.md). */
 static void table_sum(json_t *job)
 {
 	json_t *r = json_object_get(job, "read"), *w = json_object_get(job, "write");

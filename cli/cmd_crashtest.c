@@ -39,7 +39,7 @@
 
 /* ---- counters and figures ------------------------------------------------ */
 
-/* Every counter must read 0 (docs/crashtest.md, RELIABILITY.md I1-I10). */
+/* Every counter must read 0 (docs/crashtest.md, docs/reliability.md I1-I10). */
 #define CT_COUNTERS(X)                                                                   \
 	X(records_lost, "I1 an acked record missing or changed")                        \
 	X(holes, "I2 a gap in the recovered LSNs")                                       \

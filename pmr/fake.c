@@ -3,7 +3,7 @@
  * fake.c - a simulated NVMe PMR, so the whole PMR path (register decoding,
  * enable and NRDY wait, health check, barrier choice) and the crash behaviour
  * of a PMR can be tested on any machine. Real hardware cannot show what is
- * lost at power failure; this can (RELIABILITY.md, "Fake PMR").
+ * lost at power failure; this can (docs/reliability.md, "Fake PMR").
  *
  * Model: the region's bytes live in a volatile shadow buffer (what loads
  * see); the backing file is the durable image. A store marks its 64-byte
@@ -481,7 +481,7 @@ static int lose_line(struct pmr_fake *f, uint64_t line, uint64_t *rng, int mode)
 		break;
 	case PMR_LOSS_ZERO_LINES:
 	case PMR_LOSS_GARBAGE_LINES:
-		/* a third each: kept, lost, damaged (RELIABILITY.md F4) */
+		/* a third each: kept, lost, damaged (docs/reliability.md F4) */
 		bits = next_rand(rng) % 3u;
 		if (bits == 0)
 			return write_all(f->fd, shadow, len, line * LINE_BYTES);

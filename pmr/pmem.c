@@ -4,7 +4,7 @@
  * device-DAX (/dev/daxX.Y), and ordinary files as emulated persistent memory.
  * libpmem2 tells us the store granularity the mapping really has, and the
  * code path follows it: BYTE/CACHE_LINE use non-temporal copies and one drain
- * per group (the cheap path PMR.md describes); PAGE means msync is what makes
+ * per group (the cheap path docs/pmr.md describes); PAGE means msync is what makes
  * data durable, so copies are plain and the barrier msyncs exactly the pages
  * written since the last one (libpmem2's own PAGE persist aborts on msync
  * failure, and an I/O error must be a return value here).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_recovery.c - recovery's verdicts on simulated crash images and damaged
- * media (RELIABILITY.md): a write torn at every 512-byte boundary, random and
+ * media (docs/reliability.md): a write torn at every 512-byte boundary, random and
  * garbage tears, bit flips mid-log, stale and misplaced blocks, write and read
  * errors, and recovery run twice. Every acked record must come back
  * byte-exact; nothing unsubmitted may appear.

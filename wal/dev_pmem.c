@@ -4,7 +4,7 @@
  * DAX or emulated file, device-DAX, NVMe PMR, fake PMR) behind the engine's
  * device interface. A group commit is one non-temporal copy per piece and a
  * single barrier for the whole group (one drain, or one SFENCE + PMR read):
- * the cheap path PMR.md describes, instead of a barrier per record. The
+ * the cheap path docs/pmr.md describes, instead of a barrier per record. The
  * device never parses a block; it only refuses, at open, a medium that can
  * give no durability (a PMR without a write barrier mechanism).
  */

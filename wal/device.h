@@ -5,7 +5,7 @@
  * The engine knows blocks, LSNs and durability; a device knows bytes,
  * alignment and barriers and never parses a block (as SQLite's
  * sqlite3_io_methods). Implementations: io_uring and psync on files and block
- * devices (dev_uring.c), mapped persistent regions through pmr/ (dev_pmem.c),
+ * devices (dev_file.c), mapped persistent regions through pmr/ (dev_pmem.c),
  * and simulated devices for crash and fault testing (tests/support/sim_dev.c).
  *
  * commit() is called by one thread at a time (the group-commit leader, or
@@ -146,7 +146,7 @@ int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char
 
 /*
  * What the io_uring path of a file device did with flushes (invariant I8 of
- * RELIABILITY.md; tests read it, nothing else does): a flush whose completion
+ * docs/reliability.md; tests read it, nothing else does): a flush whose completion
  * came while a write of its commit had not completed covers nothing.
  */
 struct wal_dev_flush_order {

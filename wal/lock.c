@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * lock.c - at most one writer per log (RELIABILITY.md I9).
+ * lock.c - at most one writer per log (docs/reliability.md I9).
  *
  * Opening a log for writing takes an exclusive open-file-description lock
  * (F_OFD_SETLK) on byte 0 of the file or device node the log lives in; for a

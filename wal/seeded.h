@@ -6,7 +6,7 @@
  * that caught it). A normal build has none: PMWAL_BUG() is a constant 0 and
  * the compiler removes the broken branch.
  *
- * The list is RELIABILITY.md's, plus four found by the outside attack.
+ * The list is docs/reliability.md's (1-14), plus four found by the outside attack.
  */
 #ifndef PMWAL_SEEDED_H
 #define PMWAL_SEEDED_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_recovery.c - recovery and the iterator on arbitrary bytes (I5 in
- * RELIABILITY.md: terminates in bounded time and memory, no crash, no
+ * docs/reliability.md: terminates in bounded time and memory, no crash, no
  * sanitizer report). Built into the replay test always, and into a libFuzzer
  * binary with -DPMWAL_FUZZ=ON (clang).
  */

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The QEMU lane: a real Linux kernel and QEMU's emulated NVMe controller with
-# a PMR (PMR.md) run pmwal's PMR path end to end: sysfs BARs, PMRCTL enable,
+# a PMR (docs/pmr.md) run pmwal's PMR path end to end: sysfs BARs, PMRCTL enable,
 # write-combining stores, the PMRSTS-read barrier, and a log that survives the
 # machine being killed. Boot 1 probes, creates a log on the PMR and appends
 # records, printing an ack for each; the host SIGKILLs QEMU mid-append. Boot 2
 # verifies and dumps the log from the same PMR backing file; every acked
-# record must be there (RELIABILITY.md I1), and the verdict must be clean or a
+# record must be there (docs/reliability.md I1), and the verdict must be clean or a
 # torn tail.
 #
 # usage: tests/qemu/run.sh BUILD_DIR   (the pmwal binary is BUILD_DIR/cli/pmwal)
@@ -47,7 +47,7 @@ find_kernel() {
 		echo "$k"
 		return
 	fi
-	# PMR.md: the cloud kernel has nvme built in, so no modules are needed
+	# docs/pmr.md: the cloud kernel has nvme built in, so no modules are needed
 	command -v apt-get >/dev/null || return
 	mkdir -p "$cache" && (
 		cd "$cache" || exit 1

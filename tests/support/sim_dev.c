@@ -2,7 +2,7 @@
 /*
  * sim_dev.c - the simulated device of sim_dev.h. Real code held to the same
  * standard as the other devices: every fault it injects is one a real device
- * can produce (RELIABILITY.md F1-F4, F8, F9).
+ * can produce (docs/reliability.md F1-F4, F8, F9).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -158,6 +158,40 @@ static const char *gran_name(enum pmem2_granularity g)
 }
 
 /* Open (and for files: create or extend) the target; returns the fd. */
+/*
+ * Allocates the holes of the first @bytes of @fd (0 or an errno). Only the
+ * holes: on tmpfs allocating a range walks every page of it, allocated or
+ * not, which was 0.4 s of a 1 GiB log's 0.5 s open. Where the filesystem
+ * cannot say where its holes are, the whole range is allocated.
+ */
+static int allocate_holes(int fd, const struct stat *st, uint64_t bytes)
+{
+	off_t end = (off_t)bytes, at = 0;
+
+	if ((uint64_t)st->st_size < bytes || lseek(fd, 0, SEEK_HOLE) < 0)
+		return posix_fallocate(fd, 0, end);
+	while (at < end) {
+		off_t hole = lseek(fd, at, SEEK_HOLE);
+
+		if (hole < 0)
+			return posix_fallocate(fd, 0, end);
+		if (hole >= end)
+			return 0;
+		off_t data = lseek(fd, hole, SEEK_DATA);
+
+		if (data < 0 && errno != ENXIO)
+			return posix_fallocate(fd, 0, end);
+		if (data < 0 || data > end)
+			data = end; /* a hole to the end of the file */
+		int rc = posix_fallocate(fd, hole, data - hole);
+
+		if (rc)
+			return rc;
+		at = data;
+	}
+	return 0;
+}
+
 int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, char *err,
 		  size_t errlen)
 {
@@ -225,7 +259,7 @@ int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, cha
 	bytes = p->create_bytes > (uint64_t)st.st_size ? p->create_bytes
 						       : (uint64_t)st.st_size;
 	if (S_ISREG(st.st_mode) && bytes > 0 && !p->readonly) {
-		rc = posix_fallocate(fd, 0, (off_t)bytes);
+		rc = allocate_holes(fd, &st, bytes);
 		if (rc) {
 			close(fd);
 			return pmr_errf(err, errlen, -rc,

@@ -442,8 +442,51 @@ again:
 }
 
 /* Waits until @lsn is durable, leading groups as needed (mu held). */
+/*
+ * On mapped media a group takes about a microsecond, while a sleep on a
+ * condition variable and the wake-up cost several: two appenders then ran
+ * slower than one (0.76x). A waiter first spins on the published durable LSN
+ * for a few microseconds, mu released, and sleeps only if that was not
+ * enough. At most one spinner per spare core, and none while others sleep
+ * (more appenders than cores: a spinner would take the core the leader
+ * needs). Returns with mu held; true if it spun.
+ */
+#define WAL_SPIN_NS 8000
+
+static bool spin_for_durable(struct pmwal *w, uint64_t lsn)
+{
+	if (!w->spin_max || w->sleepers ||
+	    __atomic_fetch_add(&w->spinners, 1, __ATOMIC_RELAXED) >= w->spin_max) {
+		if (w->spin_max)
+			__atomic_fetch_sub(&w->spinners, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	pthread_mutex_unlock(&w->mu);
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 1;; i++) {
+		if (__atomic_load_n(&w->durable_lsn, __ATOMIC_ACQUIRE) >= lsn)
+			break;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+		if (i % 16 == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >
+			    WAL_SPIN_NS)
+				break;
+		}
+	}
+	__atomic_fetch_sub(&w->spinners, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&w->mu);
+	return true;
+}
+
 int wal_wait_durable(struct pmwal *w, uint64_t lsn)
 {
+	bool spun = false;
+
 	while (w->durable_lsn < lsn) {
 		if (w->failed)
 			return PMWAL_EFAILED;
@@ -459,11 +502,18 @@ int wal_wait_durable(struct pmwal *w, uint64_t lsn)
 			wal_lead(w);
 			continue;
 		}
+		if (!spun) {
+			spun = true;
+			if (spin_for_durable(w, lsn))
+				continue;
+		}
 		/* In flight, or staged in the open group behind it. */
 		struct stage *open = &w->stage[w->active];
 		bool in_open = open->nrecords && lsn >= open->first_lsn;
 
+		w->sleepers++;
 		pthread_cond_wait(&w->stage[w->active ^ !in_open].cv, &w->mu);
+		w->sleepers--;
 	}
 	return 0;
 }

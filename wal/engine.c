@@ -368,6 +368,10 @@ static int alloc_stages(struct pmwal *w)
 				sizeof(*w->dio));
 		if (!w->dscratch || !w->dio)
 			return -ENOMEM;
+		/* Groups of a microsecond: waiters spin first, one per spare core. */
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		w->spin_max = cpus > 1 ? (uint32_t)(cpus - 1) : 0;
 	}
 	return 0;
 }

@@ -118,6 +118,9 @@ struct pmwal {
 	struct wal_io *dio;	/* and their pieces, stored all at once */
 	uint32_t direct_blocks; /* blocks of the direct group in flight */
 	bool leading;		/* a group is being written */
+	uint32_t spin_max;	/* waiters that may spin at once (commit.c) */
+	uint32_t spinners;	/* spinning now (atomic) */
+	uint32_t sleepers;	/* waiters asleep on a stage's cv */
 	bool closing;
 	bool committer_started;
 	pthread_t committer;

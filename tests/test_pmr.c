@@ -255,36 +255,45 @@ Test(pmem, odd_file_size_maps_whole_pages)
  * and a file with none is left as it is, its data untouched. */
 Test(pmem, every_hole_is_allocated_at_a_writable_open)
 {
-	char target[160], path[128];
+	char *shm = tu_mkdtemp_shm();
+	const char *dirs[] = {dir, shm}; /* a disk filesystem, then tmpfs */
 	const size_t size = 64u << 20;
-	struct pmr_region *r;
-	struct stat st;
-	int fd;
 
-	snprintf(path, sizeof(path), "%s/holes", dir);
-	fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0644);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(ftruncate(fd, (off_t)size), 0);
-	/* Data at the start, in the middle and at the end; holes between. */
-	cr_assert_eq(pwrite(fd, "head", 4, 0), 4);
-	cr_assert_eq(pwrite(fd, "middle", 6, 20u << 20), 6);
-	cr_assert_eq(pwrite(fd, "tail", 4, (off_t)size - 4096), 4);
-	cr_assert_lt(lseek(fd, 0, SEEK_HOLE), (off_t)size, "the test needs a sparse file");
-	snprintf(target, sizeof(target), "pmem:%s", path);
-	for (int round = 0; round < 2; round++) {
-		cr_assert_eq(open_target(target, 0, false, &r), 0, "%s", err);
-		pmr_close(r);
+	cr_assert_not_null(shm);
+	for (int d = 0; d < 2; d++) {
+		char target[160], path[128];
+		struct pmr_region *r;
+		struct stat st;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/holes", dirs[d]);
+		fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0644);
+		cr_assert_geq(fd, 0);
+		cr_assert_eq(ftruncate(fd, (off_t)size), 0);
+		/* Data at the start, in the middle and at the end; holes between. */
+		cr_assert_eq(pwrite(fd, "head", 4, 0), 4);
+		cr_assert_eq(pwrite(fd, "middle", 6, 20u << 20), 6);
+		cr_assert_eq(pwrite(fd, "tail", 4, (off_t)size - 4096), 4);
 		cr_assert_eq(fstat(fd, &st), 0);
-		/* (SEEK_HOLE would not do: ext4 reports allocated, unwritten
-		 * extents as holes.) */
-		cr_assert_geq((uint64_t)st.st_blocks * 512u, size, "round %d: holes left",
-			      round);
-	}
-	char b[8] = {0};
+		cr_assert_lt((uint64_t)st.st_blocks * 512u, size, "%s: not sparse", path);
+		snprintf(target, sizeof(target), "pmem:%s", path);
+		for (int round = 0; round < 2; round++) {
+			cr_assert_eq(open_target(target, 0, false, &r), 0, "%s", err);
+			pmr_close(r);
+			cr_assert_eq(fstat(fd, &st), 0);
+			/* (SEEK_HOLE would not do: ext4 and tmpfs report allocated,
+			 * never written ranges as holes.) */
+			cr_assert_geq((uint64_t)st.st_blocks * 512u, size,
+				      "%s, round %d: holes left", path, round);
+		}
+		char b[8] = {0};
 
-	cr_assert_eq(pread(fd, b, 6, 20u << 20), 6);
-	cr_assert_str_eq(b, "middle");
-	close(fd);
+		cr_assert_eq(pread(fd, b, 6, 20u << 20), 6);
+		cr_assert_str_eq(b, "middle");
+		close(fd);
+		unlink(path);
+	}
+	tu_rmdir(shm);
 }
 
 Test(pmem, query_caps_wants_a_pmr_target)

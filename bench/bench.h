@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "hist.h"
+#include "pmwal.h"
 
 #define BENCH_EXIT_OK	 0
 #define BENCH_EXIT_FAIL	 1
@@ -200,7 +201,6 @@ void root_add_job(json_t *root, json_t *job);
 
 /* --- io.c --------------------------------------------------------------- */
 void io_spec_defaults(struct io_spec *s);
-bool target_is_region(const char *target);
 /* Run @spec; returns a result (check ->err) or NULL on allocation failure. */
 struct run_result *io_run(const struct io_spec *spec);
 /* Turn percentage caps into bytes/s, measuring each direction's maximum
@@ -213,16 +213,22 @@ void io_fio_command(const struct io_spec *s, char *buf, size_t len);
 void io_jobname(const struct io_spec *s, char *buf, size_t len);
 
 /* --- target.c ----------------------------------------------------------- */
-/* "an ext2/3/4 filesystem" etc. when the target starts with a filesystem's
- * superblock, else NULL (pmwal create uses it too). */
-const char *target_fs_magic(const char *target);
+/* What @target names, by pmwal_target_parse() (the library's one parser of
+ * targets); a malformed target keeps the kind its prefix names. */
+enum pmwal_target_kind target_kind(const char *target);
+/* The file or device node bench reaches @target through: PATH, or the path
+ * after file: or pmem: (/dev/daxX.Y too); NULL for pmr:, fakepmr: and sim:. */
+const char *target_file(const char *target);
+/* A persistent region (pmem:, /dev/dax, pmr:, fakepmr:): measured through pmr/. */
+bool target_is_region(const char *target);
 /* Refuse (-1, message) to write to a filesystem or pmwal log without force. */
 int target_check_writable(const char *path, bool force, char *err, size_t errlen);
 /* Resolve "flash"/"pmem"/"emulated" to the default targets; fills @label. */
 /* @role: 0 raw I/O data file, 1 log. */
 const char *target_resolve(const char *t, int role, char *label, size_t labellen);
-/* A default target bench made (and may delete): pmwal-bench.{dat,wal}. */
-bool target_owned(const char *t);
+/* Deletes @t's file when it is a default target bench made
+ * (pmwal-bench.{dat,wal}): never leave 1 GiB behind. */
+void target_remove_owned(const char *t);
 /* One target's facts (kind, sector sizes, model, probe). */
 json_t *target_env_json(const char *t);
 json_t *environment_json(const char **targets, int ntargets, json_t *options);

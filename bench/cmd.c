@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "bench_cmd.h"
 #include "pmwal.h"
 
 enum {
@@ -597,8 +597,8 @@ static void remove_owned_targets(struct bench_ctx *c)
 	json_array_foreach(c->targets, i, v)
 	{
 		const char *t = json_string_value(json_object_get(v, "target"));
-		if (t && target_owned(t))
-			unlink(!strncmp(t, "pmem:", 5) ? t + 5 : t);
+		if (t)
+			target_remove_owned(t);
 	}
 }
 

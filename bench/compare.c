@@ -76,8 +76,7 @@ static void run_target(struct bench_ctx *c, const char *name, json_t **jobs,
 		jobs[k++] =
 		    run_recovery(c, wal, wlabel,
 				 c->size_set ? c->fill_bytes : UINT64_C(128) << 20, 4096);
-	if (target_owned(data))
-		unlink(!strncmp(data, "pmem:", 5) ? data + 5 : data);
+	target_remove_owned(data);
 }
 
 int run_compare(struct bench_ctx *c)

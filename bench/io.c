@@ -88,12 +88,6 @@ void io_spec_defaults(struct io_spec *s)
 	s->batch_submit = 1;
 }
 
-bool target_is_region(const char *t)
-{
-	return !strncmp(t, "pmem:", 5) || !strncmp(t, "pmr:", 4) ||
-	       !strncmp(t, "fakepmr:", 8) || !strncmp(t, "/dev/dax", 8);
-}
-
 static void job_fail(struct io_job *j, int err, const char *fmt, const char *what)
 {
 	if (!j->err) {
@@ -518,7 +512,7 @@ static int open_blockdev(struct io_shared *sh, const char *path, struct stat *st
 static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 {
 	const struct io_spec *s = sh->spec;
-	const char *path = s->target;
+	const char *path = target_file(s->target); /* PATH or file:PATH */
 	struct stat st;
 	bool exists = stat(path, &st) == 0;
 	bool writes = rw_has_dir(s->rw, DIR_WRITE);
@@ -596,9 +590,9 @@ static int open_region_target(struct io_shared *sh, struct run_result *r, char *
 	struct pmr_params p = {.target = s->target, .create_bytes = s->size_bytes};
 	struct pmr_info info;
 	struct stat st;
-	bool pmem_file = !strncmp(s->target, "pmem:", 5);
+	bool pmem_file = target_kind(s->target) == PMWAL_TARGET_PMEM;
 	uint64_t old_bytes =
-	    pmem_file && stat(s->target + 5, &st) == 0 ? (uint64_t)st.st_size : 0;
+	    pmem_file && stat(target_file(s->target), &st) == 0 ? (uint64_t)st.st_size : 0;
 
 	if (old_bytes && rw_has_dir(s->rw, DIR_WRITE) &&
 	    target_check_writable(s->target, s->force, err, errlen))
@@ -746,6 +740,11 @@ static int validate_spec(const struct io_spec *s, char *err, size_t errlen)
 {
 	if (!s->target || !*s->target)
 		snprintf(err, errlen, "no target given");
+	else if (target_kind(s->target) == PMWAL_TARGET_SIM)
+		snprintf(err, errlen,
+			 "%s: a simulated medium (sim:NAME) lives in the process that "
+			 "made it; bench measures files, block devices and regions",
+			 s->target);
 	else if (!s->bs_bytes || s->bs_bytes > (64u << 20))
 		snprintf(err, errlen, "--bs must be in 1..64M");
 	else if (!s->iodepth || s->iodepth > IO_QD_MAX)

@@ -3,7 +3,7 @@
  * iospec.c - how a raw I/O run is named and described: its job name, its
  * options as JSON, the fio command line that repeats it (so anyone can
  * cross-check a number with fio), and percentage rate caps, which need the
- * maximum of each direction measured first (seeds/000: write 100% + read 20%).
+ * maximum of each direction measured first (seed 000 in docs/bench.md: write 100% + read 20%).
  */
 #include "bench.h"
 
@@ -77,10 +77,8 @@ void io_fio_command(const struct io_spec *s, char *buf, size_t len)
 	char v[64], slice[32];
 	size_t at = 0;
 	bool region = target_is_region(s->target);
-	const char *path = s->target;
+	const char *file = target_file(s->target), *path = file ? file : s->target;
 
-	if (!strncmp(path, "pmem:", 5))
-		path += 5;
 	if (region)
 		at = cat(buf, len, at, "%s", "PMEM_IS_PMEM_FORCE=1 ");
 	at = cat(buf, len, at, "fio --name=pmwal --filename=%s", path);

@@ -80,7 +80,7 @@ static void prim_fio_command(int kind, const char *target, uint64_t each_ns, cha
 	    [PRIM_PMR_4K] = "--ioengine=libpmem --direct=1 --bs=4k --fsync=1",
 	    [PRIM_PMR_64] = "--ioengine=libpmem --direct=1 --bs=64 --fsync=1",
 	};
-	const char *path = !strncmp(target, "pmem:", 5) ? target + 5 : target;
+	const char *file = target_file(target), *path = file ? file : target;
 
 	snprintf(buf, len,
 		 "%sfio --name=prim --filename=%s.prim --size=64m --rw=write %s "
@@ -183,15 +183,24 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
 	struct prim_ctx c = {.fd = -1, .fd_dsync = -1};
 	char path[4096];
 	bool region = target_is_region(target), blockdev = false;
+	bool pmem_file = target_kind(target) == PMWAL_TARGET_PMEM;
+	const char *file = target_file(target);
 	json_t *jobs = NULL;
 
+	if (target_kind(target) == PMWAL_TARGET_SIM) {
+		snprintf(err, errlen,
+			 "a simulated medium (sim:NAME) lives in the process that made "
+			 "it; bench measures files, block devices and regions");
+		return NULL;
+	}
 	if (posix_memalign((void **)&c.buf, 4096, PRIM_BYTES))
 		return NULL;
 	memset(c.buf, 0x5a, PRIM_BYTES);
-	snprintf(path, sizeof(path), "%s.prim", target);
+	/* Beside the target: pmem:PATH.prim (mapped), or PATH.prim. */
+	snprintf(path, sizeof(path), "%s.prim", pmem_file || !file ? target : file);
 	if (region) {
 		struct pmr_params p = {.target = path, .create_bytes = PRIM_AREA_BYTES};
-		if (strncmp(target, "pmem:", 5)) {
+		if (!pmem_file) {
 			/* A PMR or devdax has no beside: use its start, if allowed. */
 			p.target = target;
 			p.create_bytes = 0;
@@ -207,10 +216,10 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
 		for (uint64_t off = 0; off < c.area_bytes; off += PRIM_BYTES)
 			pmr_copy_nodrain(c.region, off, c.buf, PRIM_BYTES);
 		pmr_barrier(c.region);
-	} else if (is_blockdev(target)) {
+	} else if (is_blockdev(file)) {
 		/* A device has no beside: its first 64 MiB, with --force. */
 		if (target_check_writable(target, force, err, errlen) ||
-		    prim_open_file(&c, target, err, errlen))
+		    prim_open_file(&c, file, err, errlen))
 			goto out;
 		blockdev = true;
 	} else if (prim_open_file(&c, path, err, errlen)) {
@@ -227,8 +236,8 @@ out:
 	if (c.fd_dsync >= 0)
 		close(c.fd_dsync);
 	pmr_close(c.region);
-	if (region && !strncmp(target, "pmem:", 5))
-		unlink(path + 5);
+	if (pmem_file)
+		unlink(target_file(path));
 	else if (!region && !blockdev)
 		unlink(path);
 	free(c.buf);

@@ -80,10 +80,12 @@ static int time_open(const char *target, struct pmwal_report *rep, uint64_t *ope
 	struct pmwal_options o = {
 	    .target = target, .errmsg_buf = err, .errmsg_len = errlen};
 	struct pmwal *w = NULL;
-	const char *path = !strncmp(target, "pmem:", 5) ? target + 5 : target;
-	int fd = open(path, O_RDONLY);
+	const char *path = target_file(target);
+	/* The engine reads files with O_DIRECT; drop cached pages for buffered
+	 * paths. Never under a mapping: there the pages are the medium, and on
+	 * tmpfs dropping them hands the open a sparse file to allocate again. */
+	int fd = path && target_kind(target) == PMWAL_TARGET_FILE ? open(path, O_RDONLY) : -1;
 
-	/* The engine reads with O_DIRECT; drop cached pages for buffered paths. */
 	if (fd >= 0) {
 		fdatasync(fd);
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
@@ -115,7 +117,9 @@ static double raw_read_bw(const char *target, uint64_t bytes)
 {
 	struct io_spec s;
 
-	if (target_is_region(target) && strncmp(target, "pmem:", 5))
+	/* Files and pmem: mappings of files only (not device-DAX or a PMR). */
+	if (target_kind(target) != PMWAL_TARGET_FILE &&
+	    target_kind(target) != PMWAL_TARGET_PMEM)
 		return 0;
 	io_spec_defaults(&s);
 	s.target = target;

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "bench_cmd.h"
 
 #define REPORT_CURVES_MAX  8
 #define SERIES_PLOT_POINTS 1500

@@ -90,8 +90,7 @@ json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 	snprintf(progress_job, sizeof(progress_job), "%.60s @ %.32s", name,
 		 *label ? label : s->target);
 	/* Default targets are ours: start each run from a fresh log. */
-	if (target_owned(s->target))
-		unlink(!strncmp(s->target, "pmem:", 5) ? s->target + 5 : s->target);
+	target_remove_owned(s->target);
 	struct run_result *r = log_run(s, &extra);
 	if (!r || r->err == PMWAL_BENCH_EUSAGE) {
 		usage_failed(c, r);
@@ -106,8 +105,7 @@ json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 	ctx_note_status(c, r->err);
 	result_free(r);
 	record_job(c, job);
-	if (target_owned(s->target))
-		unlink(!strncmp(s->target, "pmem:", 5) ? s->target + 5 : s->target);
+	target_remove_owned(s->target);
 	return job;
 }
 
@@ -140,8 +138,7 @@ json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
 {
 	char err[512] = "";
 
-	if (target_owned(target))
-		unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
+	target_remove_owned(target);
 	bool usage = false;
 	json_t *job = recovery_run(target, label, fill_bytes, record_bytes, c->force,
 				   &usage, err, sizeof(err));
@@ -151,8 +148,7 @@ json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
 			fprintf(stderr, "pmwal bench: recovery on %s: %s\n", target, err);
 			ctx_note_status(c, usage ? PMWAL_BENCH_EUSAGE : -1);
 		}
-		if (target_owned(target))
-			unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
+		target_remove_owned(target);
 		return NULL;
 	}
 	record_job(c, job);
@@ -166,8 +162,7 @@ json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
 		       json_integer_value(json_object_get(rec, "records")),
 		       json_real_value(json_object_get(rec, "raw_read_bw_bytes")) /
 			   1048576);
-	if (target_owned(target))
-		unlink(!strncmp(target, "pmem:", 5) ? target + 5 : target);
+	target_remove_owned(target);
 	return job;
 }
 
@@ -254,7 +249,7 @@ static void suite_log(struct bench_ctx *c, const char *target, const char *label
 	run_log_job(c, &s, label);
 }
 
-/* seeds/000: one direction flat out, the other at 20% of its own maximum. */
+/* seed 000 (docs/bench.md): one direction flat out, the other at 20% of its own maximum. */
 static void suite_capped(struct bench_ctx *c, const char *data, const char *label,
 			 int capped_dir, const struct suite_time *t)
 {
@@ -377,8 +372,7 @@ int run_suite(struct bench_ctx *c)
 			suite_pmem(c, data, wal, label, &t);
 		else
 			suite_flash(c, data, wal, label, &t);
-		if (target_owned(data))
-			unlink(!strncmp(data, "pmem:", 5) ? data + 5 : data);
+		target_remove_owned(data);
 	}
 	progress_suite_left_ns = 0;
 	return 0;

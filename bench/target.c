@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * target.c - what bench knows about targets before it touches them: the
+ * target.c - what bench knows about targets before it touches them: what a
+ * target is (pmwal_target_parse(), the library's one parser of targets), the
  * default targets ("flash", "pmem"), the refusal to write over a filesystem
  * or a pmwal log without --force, and the environment record (kernel, CPU,
  * device facts, probe output) stored with every result so a number can be
@@ -21,29 +22,42 @@
 #include <liburing.h>
 
 #include "pmwal.h"
-
-/* Set by CMake when pmr/ builds the probe (pmwal_probe). */
-#ifdef PMWAL_BENCH_PROBE
 #include "probe.h"
-#define BENCH_HAVE_PROBE 1
-#endif
 
 #define TMPFS_MAGIC_NR 0x01021994
-/* Superblock magics, as blkid finds them. */
-#define EXT_MAGIC_OFF	1080
-#define BTRFS_MAGIC_OFF 0x10040
-#define PROBE_BYTES	(BTRFS_MAGIC_OFF + 8)
 
-static const char *fs_magic(const uint8_t *b, size_t n)
+enum pmwal_target_kind target_kind(const char *target)
 {
-	if (n >= EXT_MAGIC_OFF + 2 && b[EXT_MAGIC_OFF] == 0x53 &&
-	    b[EXT_MAGIC_OFF + 1] == 0xEF)
-		return "an ext2/3/4 filesystem";
-	if (n >= 4 && !memcmp(b, "XFSB", 4))
-		return "an XFS filesystem";
-	if (n >= PROBE_BYTES && !memcmp(b + BTRFS_MAGIC_OFF, "_BHRfS_M", 8))
-		return "a btrfs filesystem";
+	struct pmwal_target t;
+
+	(void)pmwal_target_parse(target, &t); /* malformed: the kind still stands */
+	return t.kind;
+}
+
+const char *target_file(const char *target)
+{
+	struct pmwal_target t;
+
+	(void)pmwal_target_parse(target, &t);
+	switch (t.kind) {
+	case PMWAL_TARGET_FILE:
+	case PMWAL_TARGET_PMEM:
+	case PMWAL_TARGET_DEVDAX:
+		return t.rest; /* points into @target: no options follow these */
+	case PMWAL_TARGET_PMR:
+	case PMWAL_TARGET_FAKEPMR:
+	case PMWAL_TARGET_SIM:
+		break;
+	}
 	return NULL;
+}
+
+bool target_is_region(const char *target)
+{
+	enum pmwal_target_kind k = target_kind(target);
+
+	return k == PMWAL_TARGET_PMEM || k == PMWAL_TARGET_DEVDAX ||
+	       k == PMWAL_TARGET_PMR || k == PMWAL_TARGET_FAKEPMR;
 }
 
 static bool holds_pmwal_log(const char *target)
@@ -55,35 +69,10 @@ static bool holds_pmwal_log(const char *target)
 	return ret == 0 || ret == PMWAL_ECORRUPT;
 }
 
-const char *target_fs_magic(const char *target)
-{
-	const char *path = !strncmp(target, "pmem:", 5) ? target + 5 : target;
-	const char *what = NULL;
-	uint8_t *buf;
-	int fd;
-
-	if (target_is_region(target) && strncmp(target, "pmem:", 5))
-		return NULL;
-	/* O_NONBLOCK: a FIFO must not hang the look. */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	buf = calloc(1, PROBE_BYTES);
-	if (buf) {
-		ssize_t n = pread(fd, buf, PROBE_BYTES, 0);
-
-		if (n > 0)
-			what = fs_magic(buf, (size_t)n);
-		free(buf);
-	}
-	close(fd);
-	return what;
-}
-
 int target_check_writable(const char *target, bool force, char *err, size_t errlen)
 {
-	const char *path = !strncmp(target, "pmem:", 5) ? target + 5 : target;
-	const char *what = force ? NULL : target_fs_magic(target);
+	const char *file = target_file(target), *path = file ? file : target;
+	const char *what = force ? NULL : pmr_probe_fs_magic(target);
 
 	if (!what && !force && holds_pmwal_log(target))
 		what = "a pmwal log";
@@ -115,7 +104,7 @@ static bool on_tmpfs(const char *path)
  * CPU cost of real pmem is what gets measured (labelled emulated). */
 static void force_cache_line(const char *target)
 {
-	if (!strncmp(target, "pmem:", 5) && on_tmpfs(target + 5))
+	if (target_kind(target) == PMWAL_TARGET_PMEM && on_tmpfs(target_file(target)))
 		setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
 }
 
@@ -153,12 +142,12 @@ const char *target_resolve(const char *t, int role, char *label, size_t labellen
 		return paths[role][1];
 	}
 	force_cache_line(t);
-	if (!strncmp(t, "pmem:", 5) && on_tmpfs(t + 5))
+	if (target_kind(t) == PMWAL_TARGET_PMEM && on_tmpfs(target_file(t)))
 		snprintf(label, labellen, "emulated pmem");
 	return t;
 }
 
-bool target_owned(const char *t)
+static bool target_owned(const char *t)
 {
 	static const char *const names[] = {"/pmwal-bench.dat", "/pmwal-bench.wal"};
 	size_t n = strlen(t);
@@ -169,6 +158,14 @@ bool target_owned(const char *t)
 			return true;
 	}
 	return false;
+}
+
+void target_remove_owned(const char *t)
+{
+	const char *file = target_file(t);
+
+	if (file && target_owned(t))
+		unlink(file);
 }
 
 static json_t *cpu_json(void)
@@ -233,11 +230,12 @@ static void blockdev_facts(json_t *o, dev_t dev)
 json_t *target_env_json(const char *t)
 {
 	json_t *o = json_pack("{s:s}", "target", t);
-	const char *path = !strncmp(t, "pmem:", 5) ? t + 5 : t;
+	enum pmwal_target_kind kind = target_kind(t);
+	const char *file = target_file(t), *path = file ? file : t;
 	struct stat st;
 	struct statfs fs;
 
-	if (target_is_region(t) && strncmp(t, "pmem:", 5)) {
+	if (target_is_region(t) && kind != PMWAL_TARGET_PMEM) {
 		json_object_set_new(o, "kind", json_string("region"));
 	} else if (stat(path, &st) == 0) {
 		json_object_set_new(
@@ -248,12 +246,10 @@ json_t *target_env_json(const char *t)
 					    json_integer((json_int_t)fs.f_type));
 	}
 	json_object_set_new(o, "emulated",
-			    json_boolean(!strncmp(t, "pmem:", 5) && on_tmpfs(path)));
-#ifdef BENCH_HAVE_PROBE
+			    json_boolean(kind == PMWAL_TARGET_PMEM && on_tmpfs(path)));
 	char err[256] = "";
 	json_t *probe = pmr_probe_json(t, err, sizeof(err));
 	json_object_set_new(o, "probe", probe ? probe : json_string(err));
-#endif
 	return o;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli.h - the subcommands of the `pmwal` command line tool. Each takes the
- * arguments after its name (argv[0] is the subcommand) and returns the exit
- * status: 0 success, 1 failure, 2 bad usage or unreadable target, 3 corrupt.
+ * cli.h - the subcommands of the `pmwal` command line tool that cli/ holds
+ * (bench and report come from bench/, bench_cmd.h). Each takes the arguments
+ * after its name (argv[0] is the subcommand) and returns the exit status: 0
+ * success, 1 failure, 2 bad usage or unreadable target, 3 corrupt.
  */
 #ifndef PMWAL_CLI_H
 #define PMWAL_CLI_H
@@ -15,8 +16,6 @@ int cmd_recover(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_release(int argc, char **argv);
 int cmd_crashtest(int argc, char **argv); /* cmd_crashtest.c */
-int cmd_probe(int argc, char **argv);  /* pmr/probe.c */
-int cmd_bench(int argc, char **argv);  /* bench/ */
-int cmd_report(int argc, char **argv); /* bench/ */
+int cmd_probe(int argc, char **argv);	  /* cmd_probe.c, over pmr/probe.c */
 
 #endif

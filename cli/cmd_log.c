@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "bench.h"
 #include "cli.h"
 #include "pmwal.h"
+#include "probe.h"
 #include "util.h"
 
 #define APPEND_BATCH_RECORDS 256
@@ -189,16 +189,17 @@ static bool is_devdax(const struct stat *st)
  */
 static int check_node(const struct common *c, const char *cmd)
 {
-	char path[512];
+	struct pmwal_target t;
 	struct stat st;
 	const char *what;
-	int rc = pmwal_target_path(c->target, path, sizeof(path));
+	int rc = pmwal_target_parse(c->target, &t);
 
 	if (rc < 0)
 		return cli_fail(c, cmd, 2, "%s: not a target (%s)", c->target,
 				pmwal_strerror(rc));
-	if (rc == 0)
+	if (!t.has_file)
 		return 0; /* pmr:BDF lives in no file */
+	const char *path = t.path;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 
 	rc = fd >= 0 ? fstat(fd, &st) : stat(path, &st);
@@ -208,7 +209,7 @@ static int check_node(const struct common *c, const char *cmd)
 		return 0;
 	/* Where sysfs is hidden (containers), the library's own rule: a node
 	 * named /dev/daxX.Y is device-DAX, and libpmem2 checks it on open. */
-	if (S_ISCHR(st.st_mode) && (is_devdax(&st) || !strncmp(path, "/dev/dax", 8)))
+	if (S_ISCHR(st.st_mode) && (is_devdax(&st) || t.kind == PMWAL_TARGET_DEVDAX))
 		return 0;
 	what = S_ISFIFO(st.st_mode)   ? "a FIFO"
 	       : S_ISSOCK(st.st_mode) ? "a socket"
@@ -273,11 +274,14 @@ static int parse_simple(struct common *c, const char *cmd, const char *help, int
 
 static void init_opts(struct pmwal_options *o, struct common *c)
 {
+	struct pmwal_target t;
+
 	memset(o, 0, sizeof(*o));
 	o->target = c->target;
+	(void)pmwal_target_parse(c->target, &t); /* malformed: pmwal_open says so */
 	/* pmr/ takes the enable request as a target option. */
 	if (c->enable_pmr &&
-	    (!strncmp(c->target, "pmr:", 4) || !strncmp(c->target, "fakepmr:", 8))) {
+	    (t.kind == PMWAL_TARGET_PMR || t.kind == PMWAL_TARGET_FAKEPMR)) {
 		snprintf(c->target_buf, sizeof(c->target_buf), "%s,enable", c->target);
 		o->target = c->target_buf;
 	}
@@ -493,20 +497,25 @@ int cmd_create(int argc, char **argv)
 	if ((rc = take_target(&c, "create", argc, argv)) ||
 	    (rc = no_more_args("create", argc, argv)))
 		return rc;
-	if (!size && strncmp(c.target, "/dev/", 5) && strncmp(c.target, "pmr:", 4))
+	struct pmwal_target t;
+
+	(void)pmwal_target_parse(c.target, &t); /* check_node names a malformed one */
+	/* As pmwal_open decides: a device node named /dev/... or a PMR has a
+	 * size of its own; a log anywhere else needs one. */
+	if (!size && strncmp(t.path, "/dev/", 5) && t.kind != PMWAL_TARGET_PMR)
 		return bad_usage("create",
 				 "--size BYTES is required for a log in a file");
 	if ((rc = check_node(&c, "create")))
 		return rc;
 	/* The file the log lives in, whatever the prefix (pmem:, fakepmr:, file:). */
-	char path[512];
+	const char *path = t.path;
 	struct stat st = {0};
-	bool has_file = pmwal_target_path(c.target, path, sizeof(path)) == 1;
+	bool has_file = t.has_file;
 	bool existed = !has_file || stat(path, &st) == 0 || errno != ENOENT;
 
 	if (!force && existed) { /* a PMR (no file) may hold a log too */
 		struct pmwal_report rep;
-		const char *fs = has_file ? target_fs_magic(path) : NULL;
+		const char *fs = has_file ? pmr_probe_fs_magic(path) : NULL;
 
 		init_opts(&o, &c);
 		if (pmwal_verify(&o, &rep) == 0)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench_cmd.h"
 #include "cli.h"
 #include "pmwal.h"
 

@@ -3,6 +3,8 @@
  * pmr.h - persistent regions: memory that keeps its contents across power loss
  * once a barrier says so. Stands alone (libpmem2, sysfs); never includes the
  * log engine, so bench can measure a raw region and the engine can log to one.
+ * Targets are taken apart by pmwal_target_parse(), from libpmwal's public
+ * header (pmwal.h), as everywhere else.
  *
  * Kinds of region, chosen from the target string:
  *   pmem:PATH / PATH   a file mapped through libpmem2 (DAX file: real; any other

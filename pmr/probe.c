@@ -10,6 +10,7 @@
  */
 #include "probe.h"
 #include "pmr_internal.h"
+#include "pmwal.h"
 
 #include <dirent.h>
 #include <endian.h>
@@ -227,28 +228,29 @@ static int fake_pmr_file(const char *spec, char *err, size_t errlen)
 	return 0;
 }
 
-static int probe_pmr(const char *target, json_t *o, char *err, size_t errlen)
+/* @t: @target parsed (pmr: or fakepmr:). */
+static int probe_pmr(const char *target, const struct pmwal_target *t, json_t *o,
+		     char *err, size_t errlen)
 {
 	struct pmr_caps caps;
 	char bdf[32];
 	int rc;
 
-	if (strncmp(target, "fakepmr:", 8) == 0 &&
-	    (rc = fake_pmr_file(target + 8, err, errlen)))
+	if (t->kind == PMWAL_TARGET_FAKEPMR && (rc = fake_pmr_file(t->rest, err, errlen)))
 		return rc;
 	rc = pmr_query_caps(target, &caps, err, errlen);
 	if (rc)
 		return rc;
-	if (strncmp(target, "fakepmr:", 8) == 0) {
+	if (t->kind == PMWAL_TARGET_FAKEPMR) {
 		set_str(o, "kind", "fakepmr");
 		set_bool(o, "emulated", true);
 	} else {
 		set_str(o, "kind", "pmr");
 		/* pmr_query_caps accepted it, so it is a well-formed BDF */
-		int len = (int)strcspn(target + 4, ",");
+		int len = (int)strcspn(t->rest, ",");
 
 		snprintf(bdf, sizeof(bdf), "%s%.*s", len == 7 ? "0000:" : "",
-			 len > 12 ? 12 : len, target + 4); /* 7: the short form BB:DD.F */
+			 len > 12 ? 12 : len, t->rest); /* 7: the short form BB:DD.F */
 		pci_facts(o, bdf);
 	}
 	json_object_set_new(o, "pmr", caps_json(&caps));
@@ -767,10 +769,56 @@ static int probe_list(json_t *o)
 	return 0;
 }
 
+/* ---- what a target holds ----------------------------------------------- */
+
+/* Superblock magics, as blkid finds them. */
+#define FS_EXT_MAGIC_OFF   1080
+#define FS_BTRFS_MAGIC_OFF 0x10040
+#define FS_PROBE_BYTES	   (FS_BTRFS_MAGIC_OFF + 8)
+
+static const char *fs_magic(const uint8_t *b, size_t n)
+{
+	if (n >= FS_EXT_MAGIC_OFF + 2 && b[FS_EXT_MAGIC_OFF] == 0x53 &&
+	    b[FS_EXT_MAGIC_OFF + 1] == 0xEF)
+		return "an ext2/3/4 filesystem";
+	if (n >= 4 && !memcmp(b, "XFSB", 4))
+		return "an XFS filesystem";
+	if (n >= FS_PROBE_BYTES && !memcmp(b + FS_BTRFS_MAGIC_OFF, "_BHRfS_M", 8))
+		return "a btrfs filesystem";
+	return NULL;
+}
+
+const char *pmr_probe_fs_magic(const char *target)
+{
+	struct pmwal_target t;
+	const char *what = NULL;
+	uint8_t *buf;
+	int fd;
+
+	(void)pmwal_target_parse(target, &t);
+	if (t.kind != PMWAL_TARGET_FILE && t.kind != PMWAL_TARGET_PMEM)
+		return NULL; /* device-DAX, PMRs, simulated media: not read here */
+	/* O_NONBLOCK: a FIFO must not hang the look. */
+	fd = open(t.rest, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = calloc(1, FS_PROBE_BYTES);
+	if (buf) {
+		ssize_t n = pread(fd, buf, FS_PROBE_BYTES, 0);
+
+		if (n > 0)
+			what = fs_magic(buf, (size_t)n);
+		free(buf);
+	}
+	close(fd);
+	return what;
+}
+
 /* ---- entry points ------------------------------------------------------ */
 
 int pmr_probe(const char *target, json_t **out, char *err, size_t errlen)
 {
+	struct pmwal_target t;
 	const char *path;
 	struct stat st;
 	json_t *o;
@@ -785,11 +833,20 @@ int pmr_probe(const char *target, json_t **out, char *err, size_t errlen)
 		goto done;
 	}
 	set_str(o, "target", target);
-	if (strncmp(target, "pmr:", 4) == 0 || strncmp(target, "fakepmr:", 8) == 0) {
-		rc = probe_pmr(target, o, err, errlen);
+	/* A malformed target keeps its kind: the kind's own check names it. */
+	(void)pmwal_target_parse(target, &t);
+	if (t.kind == PMWAL_TARGET_PMR || t.kind == PMWAL_TARGET_FAKEPMR) {
+		rc = probe_pmr(target, &t, o, err, errlen);
 		goto done;
 	}
-	path = strncmp(target, "pmem:", 5) == 0 ? target + 5 : target;
+	if (t.kind == PMWAL_TARGET_SIM) {
+		rc = pmr_errf(err, errlen, -EINVAL,
+			      "%s: a simulated medium (sim:NAME) lives in the process "
+			      "that made it: nothing to probe",
+			      target);
+		goto done;
+	}
+	path = t.rest; /* PATH, or after pmem: or file: */
 	if (stat(path, &st) != 0) {
 		rc = target_error(path, -errno, err, errlen);
 		goto done;

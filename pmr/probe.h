@@ -35,4 +35,14 @@ json_t *pmr_probe_json(const char *target, char *err, size_t errlen);
  * shows without --json). */
 void pmr_probe_print(FILE *f, const json_t *obj);
 
+/*
+ * What the first bytes of @target (PATH, file:PATH or pmem:PATH) hold when
+ * they are a filesystem's superblock: "an ext2/3/4 filesystem", "an XFS
+ * filesystem", "a btrfs filesystem"; else NULL, also when it cannot be read
+ * and for device-DAX, PMRs and simulated media. Never blocks (a FIFO is
+ * opened non-blocking). `pmwal create` and bench refuse to write over one
+ * without --force.
+ */
+const char *pmr_probe_fs_magic(const char *target);
+
 #endif /* PMWAL_PMR_PROBE_H */

@@ -2,11 +2,13 @@
 /*
  * region.c - the front door of pmr/: turns a target string into the right
  * kind of region and forwards the generic calls to its ops table. Kept apart
- * from the kinds so that adding one touches a table here and nothing else,
- * and so every caller (engine device, bench, probe) parses targets the same
- * way.
+ * from the kinds so that adding one touches a table here and nothing else.
+ * The target is taken apart by pmwal_target_parse() (libpmwal's public API,
+ * the one parser of targets), so the engine, bench, probe and pmr/ read every
+ * target the same way.
  */
 #include "pmr_internal.h"
+#include "pmwal.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -75,42 +77,50 @@ uint64_t pmr_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static bool has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 int pmr_open(const struct pmr_params *p, struct pmr_region **out, char *err,
 	     size_t errlen)
 {
-	const char *t;
+	struct pmwal_target t;
 
 	if (out)
 		*out = NULL;
 	if (!p || !out || !p->target || !*p->target)
 		return pmr_errf(err, errlen, -EINVAL, "no target given");
-	t = p->target;
-	if (has_prefix(t, "pmr:"))
-		return pmr_nvme_open(p, t + 4, out, err, errlen);
-	if (has_prefix(t, "fakepmr:"))
-		return pmr_fake_open(p, t + 8, out, err, errlen);
-	if (has_prefix(t, "pmem:"))
-		t += 5;
-	if (!*t)
-		return pmr_errf(err, errlen, -EINVAL, "%s: no path after \"pmem:\"",
+	/* A malformed target still has its kind: each kind names what is wrong. */
+	(void)pmwal_target_parse(p->target, &t);
+	switch (t.kind) {
+	case PMWAL_TARGET_PMR:
+		return pmr_nvme_open(p, t.rest, out, err, errlen);
+	case PMWAL_TARGET_FAKEPMR:
+		return pmr_fake_open(p, t.rest, out, err, errlen);
+	case PMWAL_TARGET_SIM:
+		return pmr_errf(err, errlen, -EINVAL,
+				"%s: a simulated medium (sim:NAME) is no region: use "
+				"pmem:PATH, /dev/daxX.Y, pmr:BDF or fakepmr:PATH",
 				p->target);
-	return pmr_pmem_open(p, t, has_prefix(t, "/dev/dax"), out, err, errlen);
+	case PMWAL_TARGET_FILE:
+	case PMWAL_TARGET_PMEM:
+	case PMWAL_TARGET_DEVDAX:
+		break;
+	}
+	if (!*t.rest)
+		return pmr_errf(err, errlen, -EINVAL, "%s: no path after \"%.*s\"",
+				p->target, (int)(t.rest - p->target), p->target);
+	return pmr_pmem_open(p, t.rest, t.kind == PMWAL_TARGET_DEVDAX, out, err, errlen);
 }
 
 int pmr_query_caps(const char *target, struct pmr_caps *caps, char *err, size_t errlen)
 {
+	struct pmwal_target t;
+
 	if (!target || !caps)
 		return pmr_errf(err, errlen, -EINVAL, "no target given");
 	memset(caps, 0, sizeof(*caps));
-	if (has_prefix(target, "pmr:"))
-		return pmr_nvme_query(target + 4, caps, err, errlen);
-	if (has_prefix(target, "fakepmr:"))
-		return pmr_fake_query(target + 8, caps, err, errlen);
+	(void)pmwal_target_parse(target, &t); /* as pmr_open() */
+	if (t.kind == PMWAL_TARGET_PMR)
+		return pmr_nvme_query(t.rest, caps, err, errlen);
+	if (t.kind == PMWAL_TARGET_FAKEPMR)
+		return pmr_fake_query(t.rest, caps, err, errlen);
 	return pmr_errf(err, errlen, -EINVAL,
 			"%s: not an NVMe PMR target (use pmr:BDF or fakepmr:PATH)",
 			target);

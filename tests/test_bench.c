@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "bench_cmd.h"
 
 static char tmpdir[256];
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_lock.c - one writer per log (RELIABILITY.md I9, issue 13 class 1):
+ * test_lock.c - one writer per log (docs/reliability.md I9, issue 13 class 1):
  * a second writer, in another process or this one, is refused naming the
  * holder; readers are not; the lock dies with a SIGKILLed holder. On a file
  * (io_uring), on emulated pmem and on a fake PMR.
@@ -518,4 +518,73 @@ Test(lock, target_path_names_the_file_every_target_form_lives_in)
 	cr_assert_eq(pmwal_target_path("pmem:", buf, sizeof(buf)), PMWAL_EBADOPT);
 	cr_assert_eq(pmwal_target_path("fakepmr:,wbm=2", buf, sizeof(buf)), PMWAL_EBADOPT);
 	cr_assert_eq(pmwal_target_path("/a/long/path", buf, 4), -ENAMETOOLONG);
+}
+
+/* pmwal_target_parse(): the one parser every other site (engine, pmr/, bench,
+ * the CLI) asks what a target is. */
+Test(lock, target_parse_names_kind_path_and_what_follows_the_prefix)
+{
+	static const struct {
+		const char *spec;
+		enum pmwal_target_kind kind;
+		int has_file;
+		const char *path, *rest;
+	} ok[] = {
+	    {"/var/log/x", PMWAL_TARGET_FILE, 1, "/var/log/x", "/var/log/x"},
+	    {"rel,with,commas", PMWAL_TARGET_FILE, 1, "rel,with,commas", "rel,with,commas"},
+	    {"file:/a/b", PMWAL_TARGET_FILE, 1, "/a/b", "/a/b"},
+	    {"pmem:/dev/shm/p", PMWAL_TARGET_PMEM, 1, "/dev/shm/p", "/dev/shm/p"},
+	    {"/dev/dax0.0", PMWAL_TARGET_DEVDAX, 1, "/dev/dax0.0", "/dev/dax0.0"},
+	    {"pmem:/dev/dax1.0", PMWAL_TARGET_DEVDAX, 1, "/dev/dax1.0", "/dev/dax1.0"},
+	    {"file:/dev/dax1.0", PMWAL_TARGET_DEVDAX, 1, "/dev/dax1.0", "/dev/dax1.0"},
+	    {"pmr:0000:00:04.0,enable", PMWAL_TARGET_PMR, 0, "0000:00:04.0",
+	     "0000:00:04.0,enable"},
+	    {"fakepmr:/tmp/f,wbm=2", PMWAL_TARGET_FAKEPMR, 1, "/tmp/f", "/tmp/f,wbm=2"},
+	    {"sim:ct-7", PMWAL_TARGET_SIM, 0, "ct-7", "ct-7"},
+	};
+	static const struct {
+		const char *spec;
+		enum pmwal_target_kind kind;
+		const char *rest;
+	} bad[] = {
+	    {"", PMWAL_TARGET_FILE, ""},
+	    {"pmem:", PMWAL_TARGET_PMEM, ""},
+	    {"file:", PMWAL_TARGET_FILE, ""},
+	    {"pmr:", PMWAL_TARGET_PMR, ""},
+	    {"pmr:,enable", PMWAL_TARGET_PMR, ",enable"},
+	    {"fakepmr:,wbm=2", PMWAL_TARGET_FAKEPMR, ",wbm=2"},
+	};
+	struct pmwal_target t;
+	char longpath[PMWAL_TARGET_PATH_MAX + 8];
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cr_assert_eq(pmwal_target_parse(ok[i].spec, &t), 0, "%s", ok[i].spec);
+		cr_assert_eq(t.kind, ok[i].kind, "%s", ok[i].spec);
+		cr_assert_eq(t.has_file, ok[i].has_file, "%s", ok[i].spec);
+		cr_assert_str_eq(t.path, ok[i].path, "%s", ok[i].spec);
+		cr_assert_str_eq(t.rest, ok[i].rest, "%s", ok[i].spec);
+		cr_assert(t.rest >= ok[i].spec && t.rest <= ok[i].spec + strlen(ok[i].spec),
+			  "%s: rest points into the string parsed", ok[i].spec);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(pmwal_target_parse(bad[i].spec, &t), PMWAL_EBADOPT, "%s",
+			     bad[i].spec);
+		cr_assert_eq(t.kind, bad[i].kind, "%s", bad[i].spec);
+		cr_assert_str_eq(t.rest, bad[i].rest, "%s", bad[i].spec);
+		cr_assert_str_eq(t.path, "", "%s", bad[i].spec);
+	}
+	cr_assert_eq(pmwal_target_parse(NULL, &t), PMWAL_EBADOPT);
+	cr_assert_eq(t.kind, PMWAL_TARGET_FILE);
+	cr_assert_str_eq(t.rest, "");
+	/* The longest path pmwal_open() takes, and one byte more. */
+	memcpy(longpath, "pmem:", 5);
+	memset(longpath + 5, 'a', PMWAL_TARGET_PATH_MAX - 1);
+	longpath[5 + PMWAL_TARGET_PATH_MAX - 1] = 0;
+	cr_assert_eq(pmwal_target_parse(longpath, &t), 0);
+	cr_assert_eq(strlen(t.path), PMWAL_TARGET_PATH_MAX - 1);
+	longpath[5 + PMWAL_TARGET_PATH_MAX - 1] = 'a';
+	longpath[5 + PMWAL_TARGET_PATH_MAX] = 0;
+	cr_assert_eq(pmwal_target_parse(longpath, &t), PMWAL_EBADOPT);
+	cr_assert_eq(t.kind, PMWAL_TARGET_PMEM);
+	cr_assert_eq(t.rest, longpath + 5);
 }

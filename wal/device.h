@@ -161,26 +161,8 @@ int wal_dev_file_flush_order(const struct wal_dev *dev, struct wal_dev_flush_ord
 /* The pmr/ region under a mapped device (crash tests inject power loss). */
 struct pmr_region *wal_dev_pmem_region(struct wal_dev *dev);
 
-/* What a target string names (dev.c is the only parser of targets). */
-enum wal_target_kind {
-	WAL_TARGET_FILE,     /* PATH or file:PATH: a file or block device */
-	WAL_TARGET_PMEM,     /* pmem:PATH */
-	WAL_TARGET_DEVDAX,   /* /dev/daxX.Y (or pmem:/dev/daxX.Y) */
-	WAL_TARGET_PMR,	     /* pmr:BDF[,opts]: path holds the PCI address */
-	WAL_TARGET_FAKEPMR,  /* fakepmr:PATH[,opts] */
-	WAL_TARGET_SIM,	     /* sim:NAME: a simulated medium in this process */
-};
-
-struct wal_target {
-	enum wal_target_kind kind;
-	bool has_file;	/* path names the file or device node the log lives in */
-	char path[256];
-};
-
-/* Parses @target; returns 0, or PMWAL_EBADOPT for an empty or overlong one. */
-int wal_target_parse(const char *target, struct wal_target *t);
-
-/* Picks the constructor from the target's form (see pmwal_options.target). */
+/* Picks the constructor from the target's form (pmwal_target_parse() in
+ * target.c, the one parser of targets; see pmwal_options.target). */
 int wal_dev_open(const struct wal_dev_params *p, struct wal_dev **out, char *err,
 		 size_t errlen);
 

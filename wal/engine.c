@@ -570,8 +570,12 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	    .queue_depth = opt->queue_depth,
 	};
 	if (opt->flags & PMWAL_OPEN_CREATE) {
-		if (!opt->capacity_bytes && strncmp(opt->target, "/dev/", 5) != 0 &&
-		    strncmp(opt->target, "pmr:", 4) != 0) {
+		struct pmwal_target t;
+
+		(void)pmwal_target_parse(opt->target, &t); /* malformed: wal_dev_open says so */
+		/* A device node (a path under /dev) or a PMR has its own size. */
+		if (!opt->capacity_bytes && strncmp(t.path, "/dev/", 5) != 0 &&
+		    t.kind != PMWAL_TARGET_PMR) {
 			open_err(
 			    opt,
 			    "options.capacity_bytes: required to create a log in a file");

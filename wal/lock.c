@@ -90,9 +90,9 @@ static bool holder_exited(long pid)
 	return p && (p[2] == 'Z' || p[2] == 'X');
 }
 
-static int lock_node(const struct wal_target *t, char *node, size_t len)
+static int lock_node(const struct pmwal_target *t, char *node, size_t len)
 {
-	if (t->kind != WAL_TARGET_PMR) {
+	if (t->kind != PMWAL_TARGET_PMR) {
 		snprintf(node, len, "%s", t->path);
 		return 0;
 	}
@@ -213,14 +213,14 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], char *err,
 		    size_t errlen)
 {
-	struct wal_target t;
+	struct pmwal_target t;
 	char node[300], backing[4096];
 	int bk[WAL_LOCK_FDS]; /* the backing files of a loop device, top down */
 	int fd, rc, n = 0;
 
 	for (int i = 0; i < WAL_LOCK_FDS; i++)
 		fd_out[i] = -1;
-	if (wal_target_parse(target, &t) || t.kind == WAL_TARGET_SIM)
+	if (pmwal_target_parse(target, &t) || t.kind == PMWAL_TARGET_SIM)
 		return 0; /* simulated media live in this process only */
 	rc = lock_node(&t, node, sizeof(node));
 	if (rc < 0) {

@@ -124,7 +124,7 @@ struct pmwal_options {
 	uint64_t reserved[8]; /* must be zero */
 };
 
-/* Recovery verdicts (RELIABILITY.md). */
+/* Recovery verdicts (docs/reliability.md). */
 enum pmwal_verdict {
 	PMWAL_CLEAN = 0,     /* the log ends where its last write group ended */
 	PMWAL_TORN_TAIL = 1, /* an unacknowledged tail was cut off */
@@ -311,12 +311,60 @@ const struct pmwal_report *pmwal_recovery_report(struct pmwal *w);
  */
 int pmwal_verify(const struct pmwal_options *opt, struct pmwal_report *rep);
 
+/* What a target string (pmwal_options.target) names, by its form. */
+enum pmwal_target_kind {
+	PMWAL_TARGET_FILE,    /* PATH or file:PATH: a file or block device */
+	PMWAL_TARGET_PMEM,    /* pmem:PATH: a file mapped through libpmem2 */
+	PMWAL_TARGET_DEVDAX,  /* /dev/daxX.Y (also written pmem: or file:/dev/daxX.Y) */
+	PMWAL_TARGET_PMR,     /* pmr:BDF[,opts]: an NVMe PMR, in no file */
+	PMWAL_TARGET_FAKEPMR, /* fakepmr:PATH[,opts]: a simulated PMR in a file */
+	PMWAL_TARGET_SIM,     /* sim:NAME: a simulated medium in this process */
+};
+
+/* Longest path (or PCI address, or medium name) a target may carry, NUL included. */
+#define PMWAL_TARGET_PATH_MAX 256
+
+/* A target string taken apart by pmwal_target_parse(). */
+struct pmwal_target {
+	enum pmwal_target_kind kind;
+	/*
+	 * What follows the prefix (for PATH, the whole string), options
+	 * included: points into the string parsed, so it lives as long as that.
+	 * pmr:BDF and fakepmr:PATH take options after a ','; no other form does
+	 * (there a ',' is part of the path).
+	 */
+	const char *rest;
+	int has_file; /* 1: path names the file or device node the log lives in */
+	/* The file or device node; the PCI address for pmr:; the medium's name
+	 * for sim:. Options cut off. "" when parsing failed. */
+	char path[PMWAL_TARGET_PATH_MAX];
+};
+
+/*
+ * Take @spec apart: which medium it names and the path after the prefix
+ * (pmem:, file:, pmr:, fakepmr:, sim:; a PATH beginning /dev/dax is
+ * device-DAX with or without one). This is the library's only parser of
+ * targets: pmwal_open() and pmwal_verify() decide by it, and a tool that
+ * must know what a target is (look at its file before formatting it, or pick
+ * how to measure it) should too. Options are not checked here: the device
+ * that opens the target names a bad one.
+ *
+ * Returns 0, or PMWAL_EBADOPT for a NULL or empty @spec, no path after a
+ * prefix (pmem:, file:, fakepmr:,wbm=1, pmr:,enable), or a path of
+ * PMWAL_TARGET_PATH_MAX bytes or more: pmwal_open() refuses all of these
+ * (sim: with no name is its to refuse: no medium has that name). Even then @out->kind and @out->rest
+ * say what the prefix named (kind PMWAL_TARGET_FILE and rest "" for a NULL
+ * @spec), so that a caller can say what is wrong with it.
+ */
+int pmwal_target_parse(const char *spec, struct pmwal_target *out);
+
 /*
  * The file or device node the log at @target lives in (pmem:PATH, fakepmr:
  * PATH[,opts], file:PATH, PATH, /dev/daxX.Y all name one), so that a tool can
  * look at it before formatting it. Returns 1 and the path in @buf, 0 for a
  * target that lives in no file (pmr:BDF, sim:NAME), PMWAL_EBADOPT for a
- * malformed target, or -ENAMETOOLONG when @len is too small.
+ * malformed target (as pmwal_target_parse()), or -ENAMETOOLONG when @len is
+ * too small.
  */
 int pmwal_target_path(const char *target, char *buf, size_t len);
 

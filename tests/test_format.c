@@ -559,3 +559,17 @@ Test(format, every_set_of_recovery_facts_matches_exactly_one_row)
 	cr_assert(wal_end_table[WAL_ROW_LATER_GROUP].salvage);
 	cr_assert_not(wal_end_table[WAL_ROW_HINT_ABOVE].salvage);
 }
+
+/* The chain rule: a block follows the one before it only if it names that
+ * block's checksum and its epoch does not go back. */
+Test(format, a_block_follows_only_the_block_its_chain_names)
+{
+	struct wal_block_hdr h = {.prev_checksum = 0x1234, .epoch = 5};
+
+	cr_assert_eq(wal_block_follows(&h, 0x1234, 5), WAL_BLOCK_VALID);
+	cr_assert_eq(wal_block_follows(&h, 0x1234, 4), WAL_BLOCK_VALID, "a new epoch");
+	cr_assert_eq(wal_block_follows(&h, 0x1234, 6), WAL_BLOCK_STALE, "an older epoch");
+	cr_assert_eq(wal_block_follows(&h, 0x9999, 6), WAL_BLOCK_STALE);
+	cr_assert_eq(wal_block_follows(&h, 0x9999, 5), WAL_BLOCK_MISPLACED, "chain broken");
+	cr_assert_eq(wal_block_follows(&h, 0x9999, 2), WAL_BLOCK_MISPLACED);
+}

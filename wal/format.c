@@ -444,6 +444,18 @@ enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64
 	return WAL_BLOCK_VALID;
 }
 
+enum wal_block_state wal_block_follows(const struct wal_block_hdr *h,
+				       uint64_t prev_checksum, uint32_t prev_epoch)
+{
+	if (PMWAL_BUG(ACCEPT_STALE))
+		return WAL_BLOCK_VALID;
+	if (h->epoch < prev_epoch)
+		return WAL_BLOCK_STALE; /* left by an earlier epoch */
+	if (h->prev_checksum != prev_checksum)
+		return WAL_BLOCK_MISPLACED;
+	return WAL_BLOCK_VALID;
+}
+
 const char *wal_block_state_name(enum wal_block_state s)
 {
 	switch (s) {

@@ -172,6 +172,15 @@ void wal_block_decode_hdr(const uint8_t *block, struct wal_block_hdr *h);
 enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64_t seq,
 				     const struct wal_sb *sb, struct wal_block_hdr *h);
 const char *wal_block_state_name(enum wal_block_state s);
+/*
+ * Whether valid block @h may follow the block before it in the log, whose
+ * checksum and epoch are @prev_checksum and @prev_epoch (the VALID BLOCK
+ * rule's chain): WAL_BLOCK_VALID, STALE (an older epoch's remains, or a
+ * chain from an earlier lap) or MISPLACED (the chain broken at the same or a
+ * later epoch: not the block written after that one).
+ */
+enum wal_block_state wal_block_follows(const struct wal_block_hdr *h,
+				       uint64_t prev_checksum, uint32_t prev_epoch);
 
 /* ---- laying records into a group's blocks: the one rule -------------------
  *

@@ -202,12 +202,10 @@ static int step(struct scan *s, enum wal_block_state *state, bool *ok)
 		*state = WAL_BLOCK_MISPLACED; /* does not hold the head's LSN */
 		return 0;
 	}
-	if (s->have_prev && !PMWAL_BUG(ACCEPT_STALE) &&
-	    (h.prev_checksum != s->prev_sum || h.epoch < s->prev_epoch)) {
-		*state = WAL_BLOCK_STALE; /* left by an earlier epoch, or chain broken */
-		if (h.epoch >= s->prev_epoch)
-			*state = WAL_BLOCK_MISPLACED;
-		return 0;
+	if (s->have_prev) {
+		*state = wal_block_follows(&h, s->prev_sum, s->prev_epoch);
+		if (*state != WAL_BLOCK_VALID)
+			return 0;
 	}
 	bool first = !s->have_prev;
 

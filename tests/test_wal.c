@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -761,4 +762,78 @@ Test(commit, a_group_staged_behind_another_threads_lead_is_written, .timeout = 1
 	cr_assert_geq(met, 1, "the interleaving was never met");
 	cr_assert_eq(pmwal_close(w), 0);
 	sim_free(sim);
+}
+
+/* ---- a waiter beside a lone appender on mapped media ---------------------- */
+
+struct sync_race {
+	struct pmwal *w;
+	volatile int appender_done;
+	volatile unsigned long syncs;
+	int wait_instead; /* pmwal_wait for the next LSN rather than pmwal_sync */
+};
+
+static void *lone_appender(void *arg)
+{
+	struct sync_race *r = arg;
+	char rec[64] = "x";
+
+	for (int i = 0; i < 12000; i++) /* each a group of one block */
+		if (pmwal_append(r->w, rec, sizeof(rec), NULL))
+			break;
+	__atomic_store_n(&r->appender_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *syncer(void *arg)
+{
+	struct sync_race *r = arg;
+
+	while (!__atomic_load_n(&r->appender_done, __ATOMIC_ACQUIRE)) {
+		if (r->wait_instead)
+			pmwal_wait(r->w, pmwal_durable_lsn(r->w) + 1);
+		else
+			pmwal_sync(r->w);
+		r->syncs++;
+	}
+	return NULL;
+}
+
+/*
+ * On mapped media a lone appender writes its records straight into the
+ * mapping; a pmwal_sync or pmwal_wait beside it sleeps on the in-flight
+ * group's condition variable, which nothing broadcast when a direct group
+ * ended: the syncer slept forever once the appends stopped (the attack of
+ * this stop; every run).
+ */
+Test(commit, a_sync_beside_a_lone_mapped_appender_returns, .timeout = 120)
+{
+	char *shm = tu_mkdtemp_shm();
+
+	cr_assert_not_null(shm);
+	for (int mode = 0; mode < 2; mode++) {
+		char target[256];
+		struct pmwal_options o = {.capacity_bytes = 64u << 20, .flags = PMWAL_OPEN_CREATE};
+		struct sync_race r = {.wait_instead = mode};
+		pthread_t a, s;
+
+		snprintf(target, sizeof(target), "pmem:%s/log%d", shm, mode);
+		o.target = target;
+		cr_assert_eq(pmwal_open(&o, &r.w), 0);
+		pthread_create(&a, NULL, lone_appender, &r);
+		pthread_create(&s, NULL, syncer, &r);
+		pthread_join(a, NULL);
+		uint64_t durable = pmwal_durable_lsn(r.w);
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 10;
+		cr_assert_eq(pthread_timedjoin_np(s, NULL, &until), 0,
+			     "%s: every append durable (LSN %llu), but the %s beside them "
+			     "sleeps on after %lu calls",
+			     target, (unsigned long long)durable,
+			     mode ? "pmwal_wait" : "pmwal_sync", r.syncs);
+		cr_assert_eq(pmwal_close(r.w), 0);
+	}
+	tu_rmdir(shm);
 }

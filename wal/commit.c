@@ -808,6 +808,10 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 		return PMWAL_EFAILED;
 	}
 	pthread_cond_broadcast(&w->cv_done);
+	/* Whoever waits for these records (pmwal_sync, pmwal_wait) sleeps where
+	 * waiters for a group in flight do: on the stage that is not open.
+	 * Unwoken, a sync beside a lone appender slept forever. */
+	pthread_cond_broadcast(&w->stage[w->active ^ 1].cv);
 	/* Appenders that came meanwhile staged their records: write them now. */
 	if (w->stage[w->active].nblocks > 0)
 		wal_lead(w);

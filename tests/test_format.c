@@ -573,3 +573,16 @@ Test(format, a_block_follows_only_the_block_its_chain_names)
 	cr_assert_eq(wal_block_follows(&h, 0x9999, 5), WAL_BLOCK_MISPLACED, "chain broken");
 	cr_assert_eq(wal_block_follows(&h, 0x9999, 2), WAL_BLOCK_MISPLACED);
 }
+
+/* A batch may count past 2^32 blocks before it is refused: the count must
+ * not wrap to something that fits (it wrapped to 3839 blocks of a batch of
+ * 1,048,833 records of 4095 blocks each, and the staging copy overran). */
+Test(format, a_layout_count_past_2_to_the_32_does_not_wrap)
+{
+	struct wal_layout l = {0, 0};
+	const uint64_t len = 4095ull * WAL_PAYLOAD_BYTES - WAL_REC_HDR_BYTES;
+
+	for (int i = 0; i < 1048833; i++)
+		wal_layout_add(&l, len);
+	cr_assert_eq(l.nblocks, 1048833ull * 4095, "%llu", (unsigned long long)l.nblocks);
+}

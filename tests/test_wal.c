@@ -837,3 +837,26 @@ Test(commit, a_sync_beside_a_lone_mapped_appender_returns, .timeout = 120)
 	}
 	tu_rmdir(shm);
 }
+
+/* The same batch through the API: refused as too big for a group, never a
+ * staging buffer overrun (a heap overflow before). */
+Test(wal, a_batch_of_more_than_2_to_the_32_blocks_is_too_big)
+{
+	struct sim_dev *sim = sim_new(64u << 20);
+	struct pmwal_options o = tu_sim_opts(PMWAL_OPEN_CREATE, 0);
+	const size_t len = 4095ull * WAL_PAYLOAD_BYTES - WAL_REC_HDR_BYTES, n = 1048833;
+	struct iovec *v = calloc(n, sizeof(*v));
+	void *rec = calloc(1, len);
+	struct pmwal *w;
+
+	cr_assert(v && rec);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct iovec){rec, len};
+	cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), 0);
+	cr_assert_eq(pmwal_appendv(w, v, (int)n, NULL), PMWAL_ETOOBIG, "%s", pmwal_errmsg(w));
+	cr_assert_eq(pmwal_durable_lsn(w), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+	sim_free(sim);
+	free(v);
+	free(rec);
+}

@@ -53,7 +53,7 @@ void wal_stage_reset(struct stage *s)
 
 /* Blocks the stage would hold after adding @count records (format.h's
  * layout: exact, so staged blocks become live blocks one for one). */
-static uint32_t stage_blocks_after(const struct stage *s, const struct iovec *recs,
+static uint64_t stage_blocks_after(const struct stage *s, const struct iovec *recs,
 				   int count)
 {
 	struct wal_layout l = {s->nblocks, s->fill};
@@ -72,8 +72,8 @@ static void stage_copy(struct stage *s, uint64_t lsn, const void *data, size_t l
 	const uint8_t *src = data;
 
 	if (wal_layout_record(&l))
-		wal_block_begin(stage_block(s, l.nblocks - 1), lsn);
-	uint8_t *b = stage_block(s, l.nblocks - 1);
+		wal_block_begin(stage_block(s, (uint32_t)l.nblocks - 1), lsn);
+	uint8_t *b = stage_block(s, (uint32_t)l.nblocks - 1);
 
 	wal_block_start_record(b, l.fill, lsn);
 	wal_record_len_put(b + WAL_HDR_BYTES + l.fill, (uint32_t)len);
@@ -84,7 +84,7 @@ static void stage_copy(struct stage *s, uint64_t lsn, const void *data, size_t l
 
 		if (new_block) {
 			wal_block_set_used(b, WAL_PAYLOAD_BYTES);
-			b = stage_block(s, l.nblocks - 1);
+			b = stage_block(s, (uint32_t)l.nblocks - 1);
 			wal_block_begin(b, lsn);
 		}
 		memcpy(b + WAL_HDR_BYTES + l.fill, src, take);
@@ -93,7 +93,7 @@ static void stage_copy(struct stage *s, uint64_t lsn, const void *data, size_t l
 		len -= take;
 	}
 	wal_block_set_used(b, l.fill);
-	s->nblocks = l.nblocks;
+	s->nblocks = (uint32_t)l.nblocks; /* stage_add checked it fits */
 	s->fill = l.fill;
 	if (!s->nrecords)
 		s->first_lsn = lsn;
@@ -135,7 +135,7 @@ static int stage_add(struct pmwal *w, const struct iovec *recs, int count,
 			return PMWAL_EFAILED;
 		if (w->closing)
 			return PMWAL_ECLOSED;
-		uint32_t after = stage_blocks_after(s, recs, count);
+		uint64_t after = stage_blocks_after(s, recs, count);
 
 		if (after > s->cap_blocks && s->nblocks == 0) {
 			wal_set_err(

@@ -191,7 +191,9 @@ enum wal_block_state wal_block_follows(const struct wal_block_hdr *h,
  * and every block count goes through these, so a layout change is one edit.
  */
 struct wal_layout {
-	uint32_t nblocks; /* blocks started (the last one may be partial) */
+	uint64_t nblocks; /* blocks started (the last one may be partial): 64 bits,
+			   * as a batch of records may count past 2^32 before
+			   * it is refused */
 	uint32_t fill;	  /* payload bytes used in the last block */
 };
 
@@ -238,7 +240,7 @@ static inline void wal_layout_add(struct wal_layout *l, uint64_t len)
 	len -= room;
 	uint64_t more = (len + WAL_PAYLOAD_BYTES - 1) / WAL_PAYLOAD_BYTES;
 
-	l->nblocks += (uint32_t)more;
+	l->nblocks += more;
 	l->fill = (uint32_t)(len - (more - 1) * WAL_PAYLOAD_BYTES);
 }
 

@@ -129,6 +129,18 @@ if full=$(small_fs full 1M) && [ -n "$full" ]; then
 	check pmem_sparse_append 1 bash -c "seq 1 100000 | '$pmwal' append 'pmem:$full/p.log'"
 	expect pmem_sparse_append_msg "$full/p.log: cannot allocate 4194304 bytes"
 	rm -f "$full/p.log"
+	# The same with blocks held past the end of the file (fallocate
+	# --keep-size): its block count covers its size, yet a hole is
+	# under the mapping. Allocating only holes must still find it.
+	if "$pmwal" create "pmem:$full/k.log" --size 256K >/dev/null &&
+		fallocate -p -o 128K -l 128K "$full/k.log" &&
+		fallocate -n -o 256K -l 128K "$full/k.log"; then
+		dd if=/dev/zero of="$full/fill" bs=4k 2>/dev/null
+		check pmem_keep_size_hole 1 bash -c "seq 1 5000 | '$pmwal' append 'pmem:$full/k.log'"
+		expect pmem_keep_size_hole_msg "$full/k.log: cannot allocate 262144 bytes: No space left"
+		rm -f "$full/fill"
+	fi
+	rm -f "$full/k.log"
 
 	# A create that fails removes the file it made, and only that file.
 	for prefix in "" pmem: fakepmr:; do

@@ -500,9 +500,12 @@ int cmd_create(int argc, char **argv)
 	struct pmwal_target t;
 
 	(void)pmwal_target_parse(c.target, &t); /* check_node names a malformed one */
-	/* As pmwal_open decides: a device node named /dev/... or a PMR has a
-	 * size of its own; a log anywhere else needs one. */
-	if (!size && strncmp(t.path, "/dev/", 5) && t.kind != PMWAL_TARGET_PMR)
+	/* As pmwal_open decides: a device node (a block device, device DAX) or
+	 * a PMR has a size of its own; a file, even under /dev, needs one. */
+	struct stat node;
+
+	if (!size && t.kind != PMWAL_TARGET_PMR &&
+	    !(stat(t.path, &node) == 0 && (S_ISBLK(node.st_mode) || S_ISCHR(node.st_mode))))
 		return bad_usage("create",
 				 "--size BYTES is required for a log in a file");
 	if ((rc = check_node(&c, "create")))

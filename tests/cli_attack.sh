@@ -296,6 +296,12 @@ check bad_from_named 2 "$pmwal" dump "$log" --from -3
 expect bad_from_named_msg "\-\-from: '-3'"
 check bad_size_named 2 "$pmwal" create "$dir/new" --size 12Q
 expect bad_size_named_msg "\-\-size: '12Q'"
+# A file needs a size, wherever it lives: under /dev too (/dev/shm).
+for t in "$dir/nosize" "pmem:/dev/shm/pmwal-attack-nosize-$$" "fakepmr:/dev/shm/pmwal-attack-nosize-$$"; do
+	check "create_nosize_${t%%:*}" 2 "$pmwal" create "$t"
+	expect "create_nosize_${t%%:*}_msg" "\-\-size BYTES is required for a log in a file"
+done
+ok create_nosize_made_nothing test -z "$(ls /dev/shm/pmwal-attack-nosize-$$* 2>/dev/null)"
 
 for cmd in create append dump verify recover info release; do
 	check "unknown_option_$cmd" 2 "$pmwal" "$cmd" --bogus "$log"

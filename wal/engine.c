@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -571,11 +572,14 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	};
 	if (opt->flags & PMWAL_OPEN_CREATE) {
 		struct pmwal_target t;
+		struct stat st;
 
 		(void)pmwal_target_parse(opt->target, &t); /* malformed: wal_dev_open says so */
-		/* A device node (a path under /dev) or a PMR has its own size. */
-		if (!opt->capacity_bytes && strncmp(t.path, "/dev/", 5) != 0 &&
-		    t.kind != PMWAL_TARGET_PMR) {
+		/* A device node (a block device, device DAX) or a PMR has a size of
+		 * its own; a file, even one under /dev (/dev/shm), needs one. */
+		bool node = stat(t.path, &st) == 0 && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode));
+
+		if (!opt->capacity_bytes && !node && t.kind != PMWAL_TARGET_PMR) {
 			open_err(
 			    opt,
 			    "options.capacity_bytes: required to create a log in a file");

@@ -403,10 +403,11 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 			rep->torn_blocks = q - g0 + 1;
 			snprintf(rep->detail, sizeof(rep->detail),
 				 "unacknowledged group at block seq %llu cut off (%llu "
-				 "blocks, %s: %s)",
+				 "block%s, %s: %s)",
 				 (unsigned long long)g0,
 				 (unsigned long long)rep->torn_blocks,
-				 wal_block_state_name(state), r->why);
+				 rep->torn_blocks == 1 ? "" : "s", wal_block_state_name(state),
+				 r->why);
 			break;
 		default:
 			snprintf(rep->detail, sizeof(rep->detail),

@@ -73,6 +73,25 @@ static void refusals(const char *target)
 }
 
 static const char *run_target;
+static atomic_int appenders_left;
+
+/* Beside the appenders, a thread that only syncs and waits: it must be woken
+ * by every kind of group, direct ones on mapped media included. */
+static void *syncer(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&appenders_left) > 0) {
+		int rc = pmwal_sync(w);
+
+		if (!rc)
+			rc = pmwal_wait(w, pmwal_durable_lsn(w));
+		if (rc) {
+			fail("sync beside the appenders", rc);
+			return NULL;
+		}
+	}
+	return NULL;
+}
 
 static void *appender(void *arg)
 {
@@ -174,10 +193,16 @@ static int run(const char *target)
 			pmwal_strerror(rc));
 		return 1;
 	}
+	pthread_t st;
+
+	atomic_store(&appenders_left, 1);
+	pthread_create(&st, NULL, syncer, NULL);
 	for (long i = 0; i < THREADS; i++)
 		pthread_create(&t[i], NULL, appender, (void *)i);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
+	atomic_store(&appenders_left, 0);
+	pthread_join(st, NULL);
 	if ((rc = pmwal_sync(w)) != 0) /* the async ones too */
 		fail("sync", rc);
 	uint64_t durable = pmwal_durable_lsn(w);

@@ -75,6 +75,8 @@ struct log_spec {
 	uint32_t threads;
 	uint32_t commit_policy; /* enum pmwal_commit_policy */
 	uint32_t group_window_us;
+	uint32_t outstanding; /* buffered: appends awaiting durability per thread
+			       * (0: the default, 4096) */
 	uint64_t capacity_bytes;
 	uint64_t runtime_ns;
 	uint64_t ramp_ns;

@@ -42,6 +42,7 @@ enum {
 	O_THREADS,
 	O_COMMIT,
 	O_WINDOW,
+	O_OUTSTANDING,
 	O_CAPACITY,
 	O_CLIENTS,
 	O_CLIENT_B,
@@ -88,6 +89,7 @@ static const struct option long_opts[] = {
     {"threads", required_argument, NULL, O_THREADS},
     {"commit", required_argument, NULL, O_COMMIT},
     {"group-window-us", required_argument, NULL, O_WINDOW},
+    {"outstanding", required_argument, NULL, O_OUTSTANDING},
     {"capacity", required_argument, NULL, O_CAPACITY},
     {"clients", required_argument, NULL, O_CLIENTS},
     {"b", required_argument, NULL, O_CLIENT_B},
@@ -123,6 +125,8 @@ static void usage(FILE *f)
 	    "  log          durable appends: --record-size 4k --threads 1\n"
 	    "               --commit durable|buffered --group-window-us N --capacity "
 	    "256m\n"
+	    "               --outstanding N (buffered: appends in flight per thread, "
+	    "4096)\n"
 	    "               --no-uring (pwritev2) --fdatasync (flush, not FUA)\n"
 	    "               then each durability primitive alone (--no-primitives)\n"
 	    "  recovery     fill a log (--size 1g, --record-size 4k), time pmwal_open\n"
@@ -350,6 +354,8 @@ static int parse_log(struct bench_ctx *c, int opt, const char *arg)
 			return set_err(c, "group-window-us", msg);
 		c->log.group_window_us = (uint32_t)v;
 		return 0;
+	case O_OUTSTANDING:
+		return parse_u32(c, "outstanding", arg, 4096, &c->log.outstanding);
 	case O_CAPACITY:
 		if (parse_sz(c, "capacity", arg, &v))
 			return -1;

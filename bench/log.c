@@ -73,6 +73,8 @@ void log_jobname(const struct log_spec *s, char *buf, size_t len)
 	snprintf(buf, len, "log rec=%s thr=%u %s%s", rec, s->threads,
 		 s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
 		 s->group_window_us ? " win" : "");
+	if (s->outstanding)
+		snprintf(buf + strlen(buf), len - strlen(buf), " qd=%u", s->outstanding);
 	if (s->group_window_us)
 		snprintf(buf + strlen(buf), len - strlen(buf), "=%uus",
 			 s->group_window_us);
@@ -81,10 +83,11 @@ void log_jobname(const struct log_spec *s, char *buf, size_t len)
 json_t *log_options_json(const struct log_spec *s)
 {
 	return json_pack(
-	    "{s:s,s:I,s:I,s:s,s:I,s:I,s:f,s:f}", "target", s->target, "record_size",
+	    "{s:s,s:I,s:I,s:s,s:I,s:I,s:I,s:f,s:f}", "target", s->target, "record_size",
 	    (json_int_t)s->record_bytes, "threads", (json_int_t)s->threads, "commit",
 	    s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
-	    "group_window_us", (json_int_t)s->group_window_us, "capacity",
+	    "group_window_us", (json_int_t)s->group_window_us, "outstanding",
+	    (json_int_t)s->outstanding, "capacity",
 	    (json_int_t)s->capacity_bytes, "runtime_s", s->runtime_ns / 1e9, "ramp_s",
 	    s->ramp_ns / 1e9);
 }
@@ -169,7 +172,7 @@ static void *appender(void *arg)
 			tstats_record(&t->st, DIR_WRITE, s->record_bytes, now - t0, now);
 			continue;
 		}
-		if (t->count == LOG_PENDING_MAX) {
+		if (t->count >= (s->outstanding ? s->outstanding : LOG_PENDING_MAX)) {
 			ret = pmwal_wait(t->sh->w, t->pend_lsn[t->head]);
 			if (ret) {
 				thread_fail(t, ret, "wait");
@@ -310,6 +313,13 @@ struct run_result *log_run(const struct log_spec *s, json_t **extra)
 			 "--threads must be in 1..%u and "
 			 "--record-size above 0",
 			 LOG_THREADS_MAX);
+		r->err = PMWAL_BENCH_EUSAGE;
+		return r;
+	}
+	if (s->outstanding && s->commit_policy != PMWAL_COMMIT_BUFFERED) {
+		snprintf(r->errmsg, sizeof(r->errmsg),
+			 "--outstanding bounds appends awaiting durability: it needs "
+			 "--commit buffered (a durable append waits for itself)");
 		r->err = PMWAL_BENCH_EUSAGE;
 		return r;
 	}

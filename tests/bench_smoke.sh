@@ -67,6 +67,11 @@ expect 0 "log pmem" -- "$pmwal" bench log pmem --runtime 1s --prim-time 200ms
 expect 0 "log buffered" -- "$pmwal" bench log flash --commit buffered --group-window-us 100 --no-primitives \
 	--runtime 1s
 expect 0 "log record sweep" -- "$pmwal" bench log flash --sweep record=512,4k --runtime 500ms --no-primitives
+expect 0 "log outstanding" -- "$pmwal" bench log flash --commit buffered --outstanding 64 \
+	--no-primitives --runtime 500ms --json out64.json
+has out64.json '"outstanding": 64' 'qd=64'
+expect 2 "outstanding needs buffered" -- "$pmwal" bench log flash --outstanding 64 --runtime 500ms
+has out.txt "needs --commit buffered"
 
 step "bench primitives and recovery"
 expect 0 "primitives" -- "$pmwal" bench primitives flash --prim-time 300ms --json prim.json

@@ -129,7 +129,8 @@ struct pmwal {
 	uint64_t next_seq;	/* seq of the next group's first block */
 	uint64_t prev_checksum; /* checksum of block next_seq-1 */
 	uint64_t head_seq, head_lsn;
-	int failed;	     /* sticky: first write or flush error */
+	int failed;	     /* sticky: first write or flush error; set only by
+			      * wal_fail_stop(), which wakes every sleeper */
 	uint64_t groups_written, records_written;
 	uint8_t bug_word[8]; /* seeded bug TORN_COMMIT_WORD only */
 	struct wal_io bug_io;

@@ -17,8 +17,11 @@ if [ -n "$bad" ]; then
 	echo "exported symbols without the pmwal_ prefix:"; echo "$bad"; exit 1
 fi
 # A sanitizer build of the library needs its runtime loaded first.
+# (Not `ldd | grep -q`: grep quitting early can kill ldd with SIGPIPE, and
+# under pipefail the test then read "no sanitizer" and failed by chance.)
 preload=
-if ldd "$so" | grep -q libasan; then
+deps=$(ldd "$so")
+if grep -q libasan <<<"$deps"; then
 	preload=$(gcc -print-file-name=libasan.so)
 fi
 ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libdir" "$tmp/build/consumer" "$tmp/log"

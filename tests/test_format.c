@@ -545,8 +545,14 @@ Test(format, every_set_of_recovery_facts_matches_exactly_one_row)
 	cr_assert_eq(wal_end_table[wal_end_decide(0)].verdict, PMWAL_CLEAN);
 	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_BEFORE_END | WAL_END_GARBAGE)].verdict,
 		     PMWAL_CORRUPT);
+	/* A later group proves damage only when a hint attests the records
+	 * (several groups in flight: one sealed beside q's attests nothing). */
+	cr_assert_eq((int)wal_end_decide(WAL_END_LATER_GROUP | WAL_END_HINT_ABOVE | WAL_END_IN_GROUP),
+		     WAL_ROW_LATER_GROUP);
 	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_LATER_GROUP | WAL_END_IN_GROUP)].verdict,
-		     PMWAL_CORRUPT);
+		     PMWAL_TORN_TAIL);
+	cr_assert_eq((int)wal_end_decide(WAL_END_LATER_GROUP), WAL_ROW_TORN_BESIDE);
+	cr_assert_eq((int)wal_end_decide(WAL_END_LATER_GROUP | WAL_END_GARBAGE), WAL_ROW_TORN_BESIDE);
 	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_IN_GROUP)].verdict, PMWAL_TORN_TAIL);
 	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_GARBAGE)].verdict, PMWAL_TORN_TAIL);
 	cr_assert_eq(wal_end_table[wal_end_decide(WAL_END_MALFORMED)].verdict, PMWAL_TORN_TAIL);

@@ -688,3 +688,88 @@ Test(recovery, record_longer_than_the_logs_maximum_is_refused_even_inside_its_gr
 	expect_length_refused(sim, "length above record_bytes_max");
 	sim_free(sim);
 }
+
+/* Ring block holding the start of record @lsn in @sim's image (0..@n). */
+static uint64_t seq_of_lsn(struct sim_dev *sim, uint64_t lsn, uint64_t n)
+{
+	for (uint64_t seq = 0; seq < n; seq++) {
+		struct wal_block_hdr h;
+
+		wal_block_decode_hdr(sim_image(sim) + wal_slot_offset(seq), &h);
+		if (h.first_rec != WAL_NO_RECORD && h.first_lsn == lsn)
+			return seq;
+	}
+	cr_assert_fail("LSN %llu not found", (unsigned long long)lsn);
+	return 0;
+}
+
+/*
+ * Blocks [@from, @to) as a writer with several groups in flight seals them:
+ * each says @hint was acknowledged, and the chain runs through them anew.
+ */
+static void reseal_with_hint(struct sim_dev *sim, uint64_t from, uint64_t to,
+			     const uint64_t *hints)
+{
+	uint64_t prev = 0;
+
+	for (uint64_t seq = from; seq < to; seq++) {
+		uint8_t *b = sim_image(sim) + wal_slot_offset(seq);
+		struct wal_block_hdr h;
+
+		wal_block_decode_hdr(b, &h);
+		if (seq > from)
+			h.prev_checksum = prev;
+		h.durable_lsn = hints[seq - from];
+		wal_block_encode_hdr(&h, b);
+		prev = wal_block_seal(b, seq);
+	}
+}
+
+/*
+ * Several groups in flight (format.c, GROUPS AND ACKNOWLEDGEMENT): a group
+ * torn while later ones landed whole is an unacknowledged tail when no later
+ * block attests its records (their durable_lsn is below it), and corruption
+ * when one does. The log is one of single-record groups, never closed (a
+ * crash); LSN 28's block is damaged, and the groups of LSN 29 and 30 after
+ * it claim what a writer with three groups in flight would.
+ */
+Test(recovery, a_group_torn_beside_later_ones_is_cut_off_unless_they_attest_it)
+{
+	for (int attest = 0; attest < 3; attest++) {
+		struct sim_dev *sim = sim_new(SIM_BYTES), *img;
+		struct pmwal_report rep;
+		struct pmwal *w;
+
+		cr_assert_eq(tu_open_sim(sim, PMWAL_OPEN_CREATE, &w), 0);
+		cr_assert_eq(append_range(w, 1, 30), 30);
+		img = sim_from_image(sim_image(sim), SIM_BYTES); /* the crash */
+		pmwal_close(w);
+		uint64_t s28 = seq_of_lsn(img, 28, 64), s29 = seq_of_lsn(img, 29, 64);
+		uint64_t end = seq_of_lsn(img, 30, 64) + 2; /* LSN 30 takes 2 blocks */
+		/* attest 0: nobody attests 28; 1: only LSN 30's group does (it
+		 * was sealed once 28 was acked); 2: every block, as written. */
+		uint64_t hints[8];
+
+		cr_assert_leq(end - s29, 8);
+		for (uint64_t i = 0; i < end - s29; i++)
+			hints[i] = attest == 0 ? 27 : attest == 1 && i == 0 ? 27 : 28;
+		if (attest < 2)
+			reseal_with_hint(img, s29, end, hints);
+		sim_image(img)[wal_slot_offset(s28) + WAL_HDR_BYTES + 2] ^= 0x40;
+		cr_assert_eq(tu_verify_image(img, &rep), 0);
+		if (attest == 0) {
+			cr_assert_eq(rep.verdict, PMWAL_TORN_TAIL, "%s", rep.detail);
+			cr_assert_eq(rep.last_lsn, 27);
+			cr_assert(strstr(rep.detail, "in flight"), "%s", rep.detail);
+			recover_and_check(img, 27, 30);
+		} else {
+			cr_assert_eq(rep.verdict, PMWAL_CORRUPT, "attest %d: %s", attest,
+				     rep.detail);
+			cr_assert_eq(rep.corrupt_lsn, 28);
+			cr_assert_eq(rep.corrupt_offset, wal_slot_offset(s28));
+			cr_assert_eq(tu_open_sim(img, 0, &w), PMWAL_ECORRUPT);
+		}
+		sim_free(img);
+		sim_free(sim);
+	}
+}

@@ -88,11 +88,17 @@
  *
  * GROUPS AND ACKNOWLEDGEMENT
  *   Records are written in groups: group_blocks consecutive blocks written
- *   together and made durable together. A group is only written once the
- *   previous group is durable, and no record is acknowledged before its whole
- *   group is durable. A block is never rewritten while it is live: a group
- *   seals its last block (zero padding), so a torn write can only ever damage
- *   the one unacknowledged group.
+ *   together and made durable together. At most WAL_INFLIGHT_MAX groups are
+ *   in flight at once (written, not yet known durable), and they may become
+ *   durable in any order; a record is acknowledged only once its group and
+ *   every earlier group are durable, so acknowledgements go in LSN order. A
+ *   group's durable_lsn is what was acknowledged when it was sealed: a group
+ *   sealed while an earlier one was in flight does not attest it. A block is
+ *   never rewritten while it is live: a group seals its last block (zero
+ *   padding), so a torn write can only ever damage unacknowledged groups.
+ *   (A writer with one group in flight, as every pmwal before several were
+ *   allowed, writes logs this rule reads the same way: each group's
+ *   durable_lsn attests every group before it.)
  *
  * VALID BLOCK (read at slot s while expecting seq q)
  *   checksum matches; magic and log_id match the superblock; seq == q;
@@ -125,10 +131,14 @@
  *   q < end_seq: the superblock says block q was durable             CORRUPT
  *   a block of epoch above the superblock's (FUTURE)                 CORRUPT
  *   a valid block of a LATER group exists within the look-ahead     CORRUPT
- *     window (seq q+1 .. q + 2*group_blocks_max): block q's group
- *     was durable before that group was written
+ *     window (seq q+1 .. q + (WAL_INFLIGHT_MAX+1)*group_blocks_max)
+ *     and a durable_lsn read (HINT) is above the last recovered LSN:
+ *     block q's group was acknowledged before that group was written
  *   the largest durable_lsn in the blocks read is above the last     CORRUPT
  *     recovered LSN: the log itself attests an acked record is gone
+ *   a LATER group exists but no HINT attests block q's records:      TORN_TAIL
+ *     it was written while q's group was still in flight (several
+ *     groups in flight), and it is cut off with q's
  *   q lies inside a group whose earlier blocks are valid             TORN_TAIL
  *   q starts a group, and some block of that group is valid          TORN_TAIL
  *   q starts a group and its block fails the checksum (not zero)     TORN_TAIL
@@ -494,11 +504,15 @@ const struct wal_end_row wal_end_table[WAL_ROWS] = {
 				    "a block the superblock records durable is damaged"},
     [WAL_ROW_FUTURE] = {WAL_END_FUTURE, STOPS | WAL_END_BEFORE_END, PMWAL_CORRUPT, true,
 			"a block of an epoch the superblock never had"},
-    [WAL_ROW_LATER_GROUP] = {WAL_END_LATER_GROUP,
+    [WAL_ROW_LATER_GROUP] = {WAL_END_LATER_GROUP | WAL_END_HINT_ABOVE,
 			     STOPS | WAL_END_BEFORE_END | WAL_END_FUTURE, PMWAL_CORRUPT,
-			     true, "a later group was written after this one was durable"},
+			     true, "a later group was written after this one was acknowledged"},
     [WAL_ROW_HINT_ABOVE] = {WAL_END_HINT_ABOVE, DAMAGE, PMWAL_CORRUPT, false,
 			    "the log attests an acknowledged record that is gone"},
+    [WAL_ROW_TORN_BESIDE] = {WAL_END_LATER_GROUP,
+			     STOPS | WAL_END_BEFORE_END | WAL_END_FUTURE | WAL_END_HINT_ABOVE,
+			     PMWAL_TORN_TAIL, false,
+			     "groups written while an unacknowledged one was in flight"},
     [WAL_ROW_TORN_INSIDE] = {WAL_END_IN_GROUP, PROVEN, PMWAL_TORN_TAIL, false,
 			     "a group torn after its first valid blocks"},
     [WAL_ROW_TORN_GROUP_SEEN] = {WAL_END_GROUP_SEEN, PROVEN | WAL_END_IN_GROUP,

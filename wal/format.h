@@ -33,6 +33,9 @@
 #define WAL_RECORD_MAX_LIMIT   (1u << 30) /* 1 GiB: groups stay < 2^32 blocks */
 #define WAL_RECORD_MAX_DEFAULT (16u << 20)
 #define WAL_MIN_RING_BLOCKS    4u
+/* Groups a writer may have in flight at once (format.c, GROUPS AND
+ * ACKNOWLEDGEMENT); recovery's look-ahead window is sized by it. */
+#define WAL_INFLIGHT_MAX       4u
 
 /* The superblock, decoded. */
 struct wal_sb {
@@ -338,7 +341,8 @@ enum wal_end_fact {
 	WAL_END_BEFORE_END = 1u << 3,  /* invalid block q below end_seq */
 	WAL_END_FUTURE = 1u << 4,      /* a block of an epoch above the superblock's */
 	WAL_END_LATER_GROUP = 1u << 5, /* a valid block of a later group within the window */
-	WAL_END_HINT_ABOVE = 1u << 6,  /* a durable_lsn read above the last recovered LSN */
+	WAL_END_HINT_ABOVE = 1u << 6,  /* a durable_lsn read (walked blocks, or a later
+					* group's) above the last recovered LSN */
 	WAL_END_IN_GROUP = 1u << 7,    /* q is inside a group whose earlier blocks are valid */
 	WAL_END_GROUP_SEEN = 1u << 8,  /* q starts a group and some block of it is valid */
 	WAL_END_GARBAGE = 1u << 9,     /* q fails the checksum and is not all zero */
@@ -354,6 +358,7 @@ enum wal_end_row_id {
 	WAL_ROW_FUTURE,
 	WAL_ROW_LATER_GROUP,
 	WAL_ROW_HINT_ABOVE,
+	WAL_ROW_TORN_BESIDE,
 	WAL_ROW_TORN_INSIDE,
 	WAL_ROW_TORN_GROUP_SEEN,
 	WAL_ROW_TORN_GARBAGE,

@@ -258,17 +258,22 @@ static int step(struct scan *s, enum wal_block_state *state, bool *ok)
 /*
  * Looks past the first invalid block for a valid block of a group that
  * started after @group_start. Returns 0 and *@later_seq (0: none found);
- * *@same_group tells whether a block of @group_start's own group is valid.
+ * *@same_group tells whether a block of @group_start's own group is valid;
+ * *@later_hint is the largest durable_lsn among later groups' blocks. The
+ * window reaches past WAL_INFLIGHT_MAX groups in flight beside q's: the
+ * first group sealed after q's was acknowledged starts inside it. It stops
+ * early once a later group attests more than @present.
  */
-static int look_ahead(struct scan *s, uint64_t q, uint64_t group_start,
-		      uint64_t *later_seq, uint64_t *resume_seq, bool *same_group)
+static int look_ahead(struct scan *s, uint64_t q, uint64_t group_start, uint64_t present,
+		      uint64_t *later_seq, uint64_t *resume_seq, bool *same_group,
+		      uint64_t *later_hint)
 {
 	uint64_t n = s->sb->capacity_blocks;
-	uint64_t limit = q + 2ull * s->sb->group_blocks_max;
+	uint64_t limit = q + (WAL_INFLIGHT_MAX + 1ull) * s->sb->group_blocks_max;
 
 	if (limit > s->sb->head_seq + n - 1)
 		limit = s->sb->head_seq + n - 1;
-	*later_seq = *resume_seq = 0;
+	*later_seq = *resume_seq = *later_hint = 0;
 	*same_group = false;
 	for (uint64_t t = q + 1; t <= limit; t++) {
 		const uint8_t *block;
@@ -289,10 +294,12 @@ static int look_ahead(struct scan *s, uint64_t q, uint64_t group_start,
 		if (t - h.group_index > group_start) {
 			if (!*later_seq)
 				*later_seq = t;
-			if (h.group_index == 0) {
+			if (h.group_index == 0 && !*resume_seq)
 				*resume_seq = t;
-				break;
-			}
+			if (h.durable_lsn > *later_hint)
+				*later_hint = h.durable_lsn;
+			if (*resume_seq && *later_hint > present)
+				break; /* proof found, and where salvage resumes */
 		}
 	}
 	return 0;
@@ -322,10 +329,13 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 {
 	struct pmwal_report *rep = s->rep;
 	uint64_t g0 = s->in_group ? s->group_start : q;
-	uint64_t later, resume_seq;
+	uint64_t later, resume_seq, later_hint;
 	const uint8_t *block;
 	bool same;
-	int rc = look_ahead(s, q, g0, &later, &resume_seq, &same);
+	/* Records below the head were released: they count as present. */
+	uint64_t present =
+	    s->last_lsn > s->sb->head_lsn - 1 ? s->last_lsn : s->sb->head_lsn - 1;
+	int rc = look_ahead(s, q, g0, present, &later, &resume_seq, &same, &later_hint);
 
 	*resume = false;
 	if (rc)
@@ -334,19 +344,19 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 	if (rc)
 		return rc;
 	if (PMWAL_BUG(STOP_AT_FIRST_BAD))
-		later = 0; /* nothing past the first bad block is looked at */
+		later = later_hint = 0; /* nothing past the first bad block is looked at */
+	if (PMWAL_BUG(ANY_LATER_GROUP_PROVES) && later && later_hint <= present)
+		later_hint = present + 1; /* the one-group-in-flight rule */
+	uint64_t hint = s->max_hint > later_hint ? s->max_hint : later_hint;
 	bool zero = all_zero(block, WAL_BLOCK_BYTES);
 
 	if (PMWAL_BUG(PARSE_ZERO_FILL) && state == WAL_BLOCK_CHECKSUM && zero)
 		return 0; /* zero-filled space read as the clean end */
-	/* Records below the head were released: they count as present. */
-	uint64_t present =
-	    s->last_lsn > s->sb->head_lsn - 1 ? s->last_lsn : s->sb->head_lsn - 1;
 	uint32_t facts =
 	    (q < s->sb->end_seq ? WAL_END_BEFORE_END : 0) |
 	    (state == WAL_BLOCK_FUTURE ? WAL_END_FUTURE : 0) |
 	    (later ? WAL_END_LATER_GROUP : 0) |
-	    (s->max_hint > present ? WAL_END_HINT_ABOVE : 0) |
+	    (hint > present ? WAL_END_HINT_ABOVE : 0) |
 	    (s->in_group ? WAL_END_IN_GROUP : 0) | (same ? WAL_END_GROUP_SEEN : 0) |
 	    (state == WAL_BLOCK_CHECKSUM && !zero ? WAL_END_GARBAGE : 0) |
 	    (state == WAL_BLOCK_MALFORMED || state == WAL_BLOCK_MISPLACED ? WAL_END_MALFORMED
@@ -383,7 +393,7 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 			rep->corrupt_offset = offset;
 			snprintf(rep->detail, sizeof(rep->detail),
 				 "block seq %llu (offset %llu) is damaged (%s) but a later "
-				 "group was written after it became durable",
+				 "group was written after it was acknowledged",
 				 (unsigned long long)q, (unsigned long long)offset,
 				 wal_block_state_name(state));
 			break;
@@ -393,9 +403,10 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 			snprintf(rep->detail, sizeof(rep->detail),
 				 "LSN %llu was acknowledged (the log says so) but the log "
 				 "ends at %llu",
-				 (unsigned long long)s->max_hint,
+				 (unsigned long long)hint,
 				 (unsigned long long)s->last_lsn);
 			break;
+		case WAL_ROW_TORN_BESIDE:
 		case WAL_ROW_TORN_INSIDE:
 		case WAL_ROW_TORN_GROUP_SEEN:
 		case WAL_ROW_TORN_GARBAGE:

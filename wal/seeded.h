@@ -6,7 +6,8 @@
  * that caught it). A normal build has none: PMWAL_BUG() is a constant 0 and
  * the compiler removes the broken branch.
  *
- * The list is docs/reliability.md's (1-14), plus four found by the outside attack.
+ * The list is docs/reliability.md's (1-14), plus four found by the outside attack and two
+ * of several groups in flight.
  */
 #ifndef PMWAL_SEEDED_H
 #define PMWAL_SEEDED_H
@@ -29,6 +30,8 @@
 #define PMWAL_BUG_TRUST_OLD_SB		 16 /* older superblock copy trusted blindly */
 #define PMWAL_BUG_HEAD_UNCHECKED	 17 /* head block not checked against head_lsn */
 #define PMWAL_BUG_CALLBACK_LEADING	 18 /* callback run while holding leadership */
+#define PMWAL_BUG_ANY_LATER_GROUP_PROVES 19 /* a later group proves damage without a hint */
+#define PMWAL_BUG_ACK_OUT_OF_ORDER	 20 /* a group acked before an earlier one is durable */
 
 #ifdef PMWAL_SEEDED_BUG
 #define PMWAL_BUG(name) (PMWAL_SEEDED_BUG == PMWAL_BUG_##name)

@@ -332,15 +332,18 @@ static enum why accept(struct walk *w, int *err)
 	return OK;
 }
 
-/* The look-ahead window after q: a valid block of group @g0 (*same) or of a
- * group that started after it (*later). */
-static void look_ahead(struct walk *w, uint64_t g0, bool *same, bool *later)
+/* The look-ahead window after q (room for WAL_INFLIGHT_MAX groups in flight
+ * beside q's, and the first one sealed after): a valid block of group @g0
+ * (*same) or of a group that started after it (*later), and the largest
+ * durable_lsn among the latter (*hint). */
+static void look_ahead(struct walk *w, uint64_t g0, bool *same, bool *later, uint64_t *hint)
 {
-	uint64_t last = w->q + 2ull * w->sb.group_max;
+	uint64_t last = w->q + 5ull * w->sb.group_max;
 
 	if (last > w->sb.head_seq + w->sb.capacity - 1)
 		last = w->sb.head_seq + w->sb.capacity - 1;
 	*same = *later = false;
+	*hint = 0;
 	for (uint64_t t = w->q + 1; t <= last; t++) {
 		struct hdr h;
 		const uint8_t *p = w->img + RING_OFF + (t % w->sb.capacity) * BLOCK;
@@ -349,8 +352,11 @@ static void look_ahead(struct walk *w, uint64_t g0, bool *same, bool *later)
 			continue;
 		if (t - h.index == g0)
 			*same = true;
-		if (t - h.index > g0)
+		if (t - h.index > g0) {
 			*later = true;
+			if (h.durable_lsn > *hint)
+				*hint = h.durable_lsn;
+		}
 	}
 }
 
@@ -361,8 +367,11 @@ static void decide(struct walk *w, enum why why)
 	uint64_t g0 = w->in_group ? w->group_start : w->q;
 	uint64_t present = w->last_lsn > w->sb.head_lsn - 1 ? w->last_lsn : w->sb.head_lsn - 1;
 	bool same, later;
+	uint64_t hint;
 
-	look_ahead(w, g0, &same, &later);
+	look_ahead(w, g0, &same, &later, &hint);
+	if (w->max_durable > hint)
+		hint = w->max_durable;
 	r->verdict = PMWAL_CORRUPT;
 	if (w->q < w->sb.end_seq)
 		snprintf(r->why, sizeof(r->why), "block %llu before end_seq (%d)",
@@ -370,13 +379,10 @@ static void decide(struct walk *w, enum why why)
 	else if (why == FUTURE)
 		snprintf(r->why, sizeof(r->why), "future epoch at %llu",
 			 (unsigned long long)w->q);
-	else if (later)
-		snprintf(r->why, sizeof(r->why), "later group after %llu (%d)",
-			 (unsigned long long)w->q, why);
-	else if (w->max_durable > present)
-		snprintf(r->why, sizeof(r->why), "durable_lsn %llu above %llu",
-			 (unsigned long long)w->max_durable, (unsigned long long)present);
-	else if (w->in_group || same || why == BAD_SUM || why == MALFORMED ||
+	else if (hint > present)
+		snprintf(r->why, sizeof(r->why), "durable_lsn %llu above %llu (later: %d)",
+			 (unsigned long long)hint, (unsigned long long)present, later);
+	else if (later || w->in_group || same || why == BAD_SUM || why == MALFORMED ||
 		 why == MISPLACED) {
 		r->verdict = PMWAL_TORN_TAIL;
 		snprintf(r->why, sizeof(r->why), "torn at %llu (%d)", (unsigned long long)w->q,

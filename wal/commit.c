@@ -11,11 +11,14 @@
  *   the lock) -> dev->ops->commit (device write + durability) -> durable_lsn
  *   advances -> waiting appenders and callbacks are released.
  *
- * Two staging buffers: appenders fill one while the leader writes the other,
- * so at most one group is in flight (the format's acknowledgement rule needs
- * that) and there is no added delay at low load: a lone appender leads its own
- * group at once. Bounds: a group holds at most group_blocks_max blocks;
- * appenders that do not fit wait for the buffer swap.
+ * A ring of inflight_max + 1 staging buffers: appenders fill one while up to
+ * inflight_max groups are written, each by its own leader, concurrently on
+ * flash (format.c, GROUPS AND ACKNOWLEDGEMENT; one at a time on mapped
+ * media). Groups are sealed in the order they were led (the hash chain) and
+ * retired in that order: a record is acknowledged only once its group and
+ * every earlier one are durable. There is no added delay at low load: a lone
+ * appender leads its own group at once. Bounds: a group holds at most
+ * group_blocks_max blocks; appenders that do not fit wait for a buffer.
  */
 #include <assert.h>
 #include <errno.h>
@@ -103,7 +106,17 @@ static void stage_copy(struct stage *s, uint64_t lsn, const void *data, size_t l
 
 static uint64_t staged_blocks(const struct pmwal *w)
 {
-	return (uint64_t)w->stage[0].nblocks + w->stage[1].nblocks + w->direct_blocks;
+	uint64_t n = w->direct_blocks;
+
+	for (uint32_t i = 0; i < w->nstages; i++)
+		n += w->stage[i].nblocks;
+	return n;
+}
+
+/* Whether another group may be led now (mu held). */
+static bool can_lead(const struct pmwal *w)
+{
+	return !w->direct_blocks && !w->gathering && w->inflight < w->inflight_max;
 }
 
 /*
@@ -159,8 +172,8 @@ static int stage_add(struct pmwal *w, const struct iovec *recs, int count,
 		}
 		if (after <= s->cap_blocks && (s->nblocks == 0 || after <= group_limit))
 			break;
-		/* The open group is full: lead it out, or wait for the one in flight. */
-		if (!w->leading)
+		/* The open group is full: lead it out, or wait for room. */
+		if (can_lead(w))
 			wal_lead(w);
 		else
 			pthread_cond_wait(&w->cv_done, &w->mu);
@@ -175,14 +188,15 @@ static int stage_add(struct pmwal *w, const struct iovec *recs, int count,
 
 /* ---- group commit -------------------------------------------------------- */
 
-/* Fills in what only the leader knows: position, chain and group shape. */
+/* Fills in what only the leader knows: position, chain and group shape.
+ * Called in ticket order (seal_mu held): it continues the chain. */
 static void seal_group(struct pmwal *w, struct stage *s, uint64_t durable_hint)
 {
 	uint64_t prev = w->prev_checksum;
 
 	for (uint32_t i = 0; i < s->nblocks; i++) {
 		uint8_t *b = stage_block(s, i);
-		uint64_t seq = w->next_seq + i;
+		uint64_t seq = s->seq0 + i;
 
 		wal_block_place(b, &(struct wal_block_pos){
 				       .log_id = w->sb.log_id,
@@ -195,6 +209,7 @@ static void seal_group(struct pmwal *w, struct stage *s, uint64_t durable_hint)
 				   });
 		prev = wal_block_seal(b, seq % w->sb.capacity_blocks);
 	}
+	w->prev_checksum = prev;
 }
 
 /*
@@ -210,8 +225,8 @@ static void publish_durable(struct pmwal *w, uint64_t lsn)
 /* Wakes every waiter, whatever it waits for: failure, close. */
 void wal_wake_all(struct pmwal *w)
 {
-	pthread_cond_broadcast(&w->stage[0].cv);
-	pthread_cond_broadcast(&w->stage[1].cv);
+	for (uint32_t i = 0; i < w->nstages; i++)
+		pthread_cond_broadcast(&w->stage[i].cv);
 	pthread_cond_broadcast(&w->cv_done);
 }
 
@@ -232,11 +247,11 @@ void wal_fail_stop(struct pmwal *w, int rc)
 
 /*
  * Accounts for the group of @n blocks from @seq0 holding LSNs @first..@last
- * (mu held): durable with @last_sum as its last block's checksum, or failed
- * with @rc, which is sticky.
+ * (mu held), the oldest in flight: durable, or failed with @rc, which is
+ * sticky.
  */
 static void group_done(struct pmwal *w, int rc, uint64_t seq0, uint64_t n, uint64_t first,
-		       uint64_t last, uint64_t last_sum)
+		       uint64_t last)
 {
 	if (rc) {
 		wal_fail_stop(w, rc);
@@ -251,9 +266,10 @@ static void group_done(struct pmwal *w, int rc, uint64_t seq0, uint64_t n, uint6
 		    pmwal_strerror(rc));
 		return;
 	}
+	assert(seq0 == w->next_seq);
 	w->next_seq += n;
-	w->prev_checksum = last_sum;
-	publish_durable(w, last);
+	if (last > w->durable_lsn) /* ACK_OUT_OF_ORDER may have run ahead */
+		publish_durable(w, last);
 	w->groups_written++;
 	w->records_written += last - first + 1;
 }
@@ -315,23 +331,53 @@ void wal_run_callbacks(struct pmwal *w)
 	pthread_cond_broadcast(&w->cv_done);
 }
 
-/*
- * Writes the active stage as one group and makes it durable. Called with mu
- * held and !leading; returns with mu held. Other appenders keep staging into
- * the other buffer meanwhile.
- */
 static void wake_stage(void *arg)
 {
 	pthread_cond_broadcast(&((struct stage *)arg)->cv);
 }
 
+static struct stage *oldest_in_flight(struct pmwal *w)
+{
+	return &w->stage[(w->active + w->nstages - w->inflight) % w->nstages];
+}
+
+/*
+ * Retires, oldest first, every group in flight whose commit returned, up to
+ * the first that has not (mu held): durable_lsn moves only over groups all of
+ * whose predecessors are durable. A failed group fails the handle; the groups
+ * after it are then never acknowledged, durable or not. Wakes each retired
+ * group's appenders except @keep's (a chaining leader wakes those itself).
+ */
+static void retire(struct pmwal *w, struct stage *keep)
+{
+	while (w->inflight) {
+		struct stage *o = oldest_in_flight(w);
+
+		if (!o->done)
+			break;
+		if (o->rc || !w->failed)
+			group_done(w, o->rc, o->seq0, o->nblocks, o->first_lsn, o->last_lsn);
+		wal_queue_callbacks(w, o, o->rc || w->failed ? PMWAL_EFAILED : 0);
+		wal_stage_reset(o);
+		o->done = false;
+		w->inflight--;
+		if (o != keep)
+			pthread_cond_broadcast(&o->cv);
+	}
+}
+
+/*
+ * Writes the active stage as one group and makes it durable. Called with mu
+ * held and can_lead(); returns with mu held. Other appenders keep staging
+ * into the next buffer meanwhile, and up to inflight_max leaders write at
+ * once.
+ */
 static int wal_lead(struct pmwal *w)
 {
 	int chain = 0;
 	struct stage *done = NULL; /* a chained group's appenders, still asleep */
 
 again:
-	w->leading = true;
 	if (done && w->window_us) {
 		wake_stage(done);
 		done = NULL;
@@ -340,6 +386,7 @@ again:
 		/* Gather: wait for the window, or until the group is full. */
 		struct timespec until;
 
+		w->gathering = true;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += (long)w->window_us * 1000;
 		until.tv_sec += until.tv_nsec / 1000000000;
@@ -350,18 +397,21 @@ again:
 			if (pthread_cond_timedwait(&w->cv_work, &w->mu, &until) ==
 			    ETIMEDOUT)
 				break;
+		w->gathering = false;
 	}
 	struct stage *s = &w->stage[w->active];
 
 	if (s->nblocks == 0 || w->failed) {
-		w->leading = false;
 		if (done)
 			wake_stage(done);
 		wal_wake_all(w);
 		return w->failed;
 	}
-	w->active ^= 1;
-	uint64_t seq0 = w->next_seq;
+	w->active = (int)((uint32_t)(w->active + 1) % w->nstages);
+	w->inflight++;
+	s->seq0 = w->lead_seq;
+	w->lead_seq += s->nblocks;
+	s->ticket = w->tickets++;
 	uint64_t hint = w->durable_lsn;
 
 	if (PMWAL_BUG(TAIL_BEFORE_DURABLE))
@@ -372,8 +422,15 @@ again:
 	}
 	pthread_mutex_unlock(&w->mu);
 
+	pthread_mutex_lock(&w->seal_mu);
+	while (w->seal_turn != s->ticket)
+		pthread_cond_wait(&w->seal_cv, &w->seal_mu);
 	seal_group(w, s, hint);
-	uint64_t n = w->sb.capacity_blocks, slot = seq0 % n;
+	w->seal_turn++;
+	pthread_cond_broadcast(&w->seal_cv);
+	pthread_mutex_unlock(&w->seal_mu);
+
+	uint64_t n = w->sb.capacity_blocks, slot = s->seq0 % n;
 	uint64_t first_part = n - slot < s->nblocks ? n - slot : s->nblocks;
 	struct wal_io ios[2] = {
 	    {s->buf, first_part * WAL_BLOCK_BYTES, wal_slot_offset(slot)},
@@ -392,7 +449,7 @@ again:
 	 * submitted: woken earlier, they would run ahead of the leader. */
 	struct wal_submitted wake_done = {wake_stage, done, false};
 
-	pthread_mutex_lock(&w->io_mu);
+	pthread_rwlock_rdlock(&w->io_lock);
 	int rc = w->dev->ops->commit(w->dev, ios, nio, done ? &wake_done : NULL);
 
 	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
@@ -400,31 +457,37 @@ again:
 	if (done)
 		wal_commit_submitted(&wake_done); /* if the device did not */
 	done = NULL;
-	pthread_mutex_unlock(&w->io_mu);
+	pthread_rwlock_unlock(&w->io_lock);
 
 	pthread_mutex_lock(&w->mu);
-	group_done(w, rc, seq0, s->nblocks, s->first_lsn, s->last_lsn,
-		   wal_get64(stage_block(s, s->nblocks - 1)));
+	s->rc = rc;
+	s->done = true;
+	if (PMWAL_BUG(ACK_OUT_OF_ORDER) && !rc && !w->failed &&
+	    s->last_lsn > w->durable_lsn) {
+		publish_durable(w, s->last_lsn); /* earlier groups may be in flight */
+		pthread_cond_broadcast(&s->cv);
+	}
 	bool announce = s->cbs != NULL;
+	/* The next group is waiting. Writing it at once keeps the device busy;
+	 * a handoff would first have to wake a thread on a busy machine.
+	 * Bounded, so one caller is not held for long. */
+	bool chaining = !announce && !rc && !w->failed && w->stage[w->active].nblocks > 0 &&
+			w->policy == PMWAL_COMMIT_DURABLE && chain + 1 < WAL_LEAD_CHAIN_MAX;
 
-	wal_queue_callbacks(w, s, rc ? PMWAL_EFAILED : 0);
-	wal_stage_reset(s);
+	retire(w, chaining ? s : NULL);
+	bool retired = !s->done; /* else an earlier group is still in flight */
+
 	if (PMWAL_BUG(CALLBACK_LEADING))
 		wal_run_callbacks(
 		    w); /* the old way: a callback that waits waits on itself */
-	w->leading = false;
 	pthread_cond_broadcast(&w->cv_done);
-	if (!announce && !rc && !w->failed && w->stage[w->active].nblocks > 0 &&
-	    w->policy == PMWAL_COMMIT_DURABLE && ++chain < WAL_LEAD_CHAIN_MAX) {
-		/* The next group is waiting. Writing it at once keeps the device
-		 * busy; a handoff would first have to wake a thread on a busy
-		 * machine. Bounded, so one caller is not held for long. */
-		done = s;
+	if (chaining && can_lead(w)) {
+		chain++;
+		done = retired ? s : NULL;
 		goto again;
 	}
-	/* Wake only the appenders of this group (and room or close waiters);
-	 * those of the next group sleep on until it is written. */
-	pthread_cond_broadcast(&s->cv);
+	if (chaining && retired)
+		pthread_cond_broadcast(&s->cv); /* kept asleep for a chain not taken */
 	if (w->failed) {
 		wal_wake_all(w);
 	} else if (!rc && w->stage[w->active].nblocks > 0) {
@@ -483,6 +546,18 @@ static bool spin_for_durable(struct pmwal *w, uint64_t lsn)
 	return true;
 }
 
+/* The group in flight that holds @lsn, or NULL (mu held). */
+static struct stage *stage_holding(struct pmwal *w, uint64_t lsn)
+{
+	for (uint32_t i = w->inflight; i > 0; i--) {
+		struct stage *st = &w->stage[(w->active + w->nstages - i) % w->nstages];
+
+		if (st->nrecords && lsn >= st->first_lsn && lsn <= st->last_lsn)
+			return st;
+	}
+	return NULL;
+}
+
 int wal_wait_durable(struct pmwal *w, uint64_t lsn)
 {
 	bool spun = false;
@@ -490,29 +565,32 @@ int wal_wait_durable(struct pmwal *w, uint64_t lsn)
 	while (w->durable_lsn < lsn) {
 		if (w->failed)
 			return PMWAL_EFAILED;
-		if (!w->leading) {
-			if (!w->stage[w->active].nblocks) {
-				/* Neither durable, in flight nor staged: a broken
-				 * invariant, answered, never spun on. */
-				wal_set_err(w,
-					    "%s: LSN %llu is neither durable nor staged",
-					    w->target, (unsigned long long)lsn);
-				return PMWAL_EFAILED;
-			}
+		struct stage *open = &w->stage[w->active];
+		bool in_open = open->nrecords && lsn >= open->first_lsn;
+
+		if (in_open && can_lead(w)) {
 			wal_lead(w);
 			continue;
+		}
+		struct stage *at = in_open ? open : stage_holding(w, lsn);
+
+		if (!at && !w->inflight && !w->direct_blocks) {
+			/* Neither durable, in flight nor staged: a broken
+			 * invariant, answered, never spun on. */
+			wal_set_err(w, "%s: LSN %llu is neither durable nor staged",
+				    w->target, (unsigned long long)lsn);
+			return PMWAL_EFAILED;
 		}
 		if (!spun) {
 			spun = true;
 			if (spin_for_durable(w, lsn))
 				continue;
 		}
-		/* In flight, or staged in the open group behind it. */
-		struct stage *open = &w->stage[w->active];
-		bool in_open = open->nrecords && lsn >= open->first_lsn;
-
+		/* In a group in flight (woken when it retires), staged in the
+		 * open group (woken to lead it, or when it retires), or in a
+		 * direct group (cv_done). */
 		w->sleepers++;
-		pthread_cond_wait(&w->stage[w->active ^ !in_open].cv, &w->mu);
+		pthread_cond_wait(at ? &at->cv : &w->cv_done, &w->mu);
 		w->sleepers--;
 	}
 	return 0;
@@ -525,7 +603,7 @@ static void *committer_main(void *arg)
 
 	pthread_mutex_lock(&w->mu);
 	while (!w->closing) {
-		if (w->stage[w->active].nblocks > 0 && !w->leading && !w->failed) {
+		if (w->stage[w->active].nblocks > 0 && can_lead(w) && !w->failed) {
 			wal_lead(w);
 			continue;
 		}
@@ -764,26 +842,27 @@ static int direct_store(struct pmwal *w, const struct iovec *recs, int count,
 static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 			 uint64_t *first)
 {
-	if (w->leading || w->stage[w->active].nblocks || w->failed || w->closing)
+	if (w->inflight || w->direct_blocks || w->gathering || w->stage[w->active].nblocks ||
+	    w->failed || w->closing)
 		return -EAGAIN;
 	uint64_t n = layout_blocks(w, recs, count);
 
 	if (n == 0 || n > WAL_DIRECT_BLOCKS || n > w->stage[0].cap_blocks ||
 	    w->next_seq - w->head_seq + staged_blocks(w) + n > w->sb.capacity_blocks)
 		return -EAGAIN;
-	uint64_t lsn0 = w->next_lsn, seq0 = w->next_seq, hint = w->durable_lsn;
+	uint64_t lsn0 = w->next_lsn, seq0 = w->lead_seq, hint = w->durable_lsn;
 
 	if (PMWAL_BUG(TAIL_BEFORE_DURABLE))
 		hint = lsn0 + (uint64_t)count - 1;
 	uint64_t prev = w->prev_checksum;
 
-	w->leading = true;
 	w->direct_blocks = (uint32_t)n;
+	w->lead_seq += n;
 	w->next_lsn += (uint64_t)count;
 	*first = lsn0;
 	pthread_mutex_unlock(&w->mu);
 
-	pthread_mutex_lock(&w->io_mu);
+	pthread_rwlock_rdlock(&w->io_lock);
 	if (PMWAL_BUG(ACK_BEFORE_FLUSH)) {
 		pthread_mutex_lock(&w->mu);
 		publish_durable(w, lsn0 + (uint64_t)count - 1);
@@ -797,21 +876,20 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 		rc = w->dev->ops->store(w->dev, &w->bug_io, 1);
 	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
 		rc = 0;
-	pthread_mutex_unlock(&w->io_mu);
+	pthread_rwlock_unlock(&w->io_lock);
 
 	pthread_mutex_lock(&w->mu);
 	w->direct_blocks = 0;
-	w->leading = false;
-	group_done(w, rc, seq0, n, lsn0, lsn0 + (uint64_t)count - 1, prev);
+	w->prev_checksum = prev; /* nothing else was sealed meanwhile */
+	group_done(w, rc, seq0, n, lsn0, lsn0 + (uint64_t)count - 1);
 	if (rc) {
 		wal_wake_all(w);
 		return PMWAL_EFAILED;
 	}
+	/* Whoever waits for these records (pmwal_sync, pmwal_wait) sleeps on
+	 * cv_done: no stage holds them. Unwoken, a sync beside a lone appender
+	 * slept forever. */
 	pthread_cond_broadcast(&w->cv_done);
-	/* Whoever waits for these records (pmwal_sync, pmwal_wait) sleeps where
-	 * waiters for a group in flight do: on the stage that is not open.
-	 * Unwoken, a sync beside a lone appender slept forever. */
-	pthread_cond_broadcast(&w->stage[w->active ^ 1].cv);
 	/* Appenders that came meanwhile staged their records: write them now. */
 	if (w->stage[w->active].nblocks > 0)
 		wal_lead(w);

@@ -6,11 +6,13 @@
  * also holds the psync fallback (pwritev2), chosen only on request, for
  * kernels or sandboxes that refuse io_uring.
  *
- * The leader of a group is the only thread that calls commit(); read() is a
- * plain pread and may run on any thread at the same time.
+ * Up to dev.commit_lanes leaders call commit() at once (several groups in
+ * flight): each takes a lane, an io_uring of its own, for the whole commit.
+ * read() is a plain pread and may run on any thread at the same time.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +37,16 @@
 #define WAL_STATX_ATOMIC_MIN_OFF 0xa8
 #define WAL_STATX_ATOMIC_MAX_OFF 0xac
 #define WAL_ZERO_CHUNK_BYTES	 (1u << 20)
-#define WAL_MAX_FIXED_BUFS	 4
+#define WAL_MAX_FIXED_BUFS	 ((int)WAL_INFLIGHT_MAX + 1)
+
+/* One io_uring and what one commit at a time does on it. */
+struct lane {
+	struct io_uring ring;
+	bool ready;	      /* ring set up */
+	bool fixed_file;      /* the file is registered on this ring */
+	bool busy;	      /* a commit holds it */
+	uint32_t writes_open; /* writes of its commit not yet seen complete */
+};
 
 struct file_dev {
 	struct wal_dev dev; /* first: a struct wal_dev * is a struct file_dev * */
@@ -43,18 +54,45 @@ struct file_dev {
 	bool uring;
 	bool fua;
 	bool atomic;
-	bool fixed_file;
-	struct io_uring ring;
+	struct lane lane[WAL_INFLIGHT_MAX]; /* lane[0] also reads (recovery) */
+	int nlanes;
+	pthread_mutex_t lane_mu;
+	pthread_cond_t lane_cv;
 	unsigned int queue_depth;
-	int nbufs;
+	int nbufs; /* registered on every lane */
 	const uint8_t *buf_base[WAL_MAX_FIXED_BUFS];
 	size_t buf_len[WAL_MAX_FIXED_BUFS];
-	/* Ordering evidence (wal_dev_file_flush_order): writes of the commit in
-	 * progress whose completion was not yet seen, and flushes whose
-	 * completion came while some were not. Only the committer touches them. */
-	uint32_t writes_open;
+	/* Ordering evidence (wal_dev_file_flush_order): flushes whose completion
+	 * came while a write of their commit had not. Atomic: lanes share it. */
 	struct wal_dev_flush_order order;
 };
+
+static struct lane *lane_take(struct file_dev *f)
+{
+	pthread_mutex_lock(&f->lane_mu);
+	for (;;) {
+		for (int i = 0; i < f->nlanes; i++)
+			if (!f->lane[i].busy) {
+				f->lane[i].busy = true;
+				pthread_mutex_unlock(&f->lane_mu);
+				return &f->lane[i];
+			}
+		pthread_cond_wait(&f->lane_cv, &f->lane_mu);
+	}
+}
+
+static void lane_give(struct file_dev *f, struct lane *l)
+{
+	pthread_mutex_lock(&f->lane_mu);
+	l->busy = false;
+	pthread_cond_signal(&f->lane_cv);
+	pthread_mutex_unlock(&f->lane_mu);
+}
+
+static void count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
 
 /* A write still to be done (short writes leave a remainder). */
 struct pending {
@@ -73,10 +111,10 @@ static int fixed_index(const struct file_dev *f, const void *buf, size_t len)
 	return -1;
 }
 
-static void prep_write(struct file_dev *f, struct io_uring_sqe *sqe,
+static void prep_write(struct file_dev *f, struct lane *l, struct io_uring_sqe *sqe,
 		       const struct pending *w, int idx)
 {
-	int fd = f->fixed_file ? 0 : f->fd;
+	int fd = l->fixed_file ? 0 : f->fd;
 	int bi = fixed_index(f, w->buf, w->len);
 
 	if (bi >= 0)
@@ -84,7 +122,7 @@ static void prep_write(struct file_dev *f, struct io_uring_sqe *sqe,
 					  bi);
 	else
 		io_uring_prep_write(sqe, fd, w->buf, (unsigned int)w->len, w->off);
-	if (f->fixed_file)
+	if (l->fixed_file)
 		sqe->flags |= IOSQE_FIXED_FILE;
 	sqe->rw_flags = (f->fua ? RWF_DSYNC : 0) | (f->atomic ? RWF_ATOMIC : 0);
 	io_uring_sqe_set_data64(sqe, (uint64_t)idx);
@@ -117,61 +155,55 @@ static int split_ios(const struct file_dev *f, const struct wal_io *ios, int cou
 	return (int)n;
 }
 
-static int uring_flush(struct file_dev *f)
+static int uring_flush(struct file_dev *f, struct lane *l)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
 	struct io_uring_cqe *cqe;
 	int rc;
 
-	io_uring_prep_fsync(sqe, f->fixed_file ? 0 : f->fd, IORING_FSYNC_DATASYNC);
-	if (f->fixed_file)
+	io_uring_prep_fsync(sqe, l->fixed_file ? 0 : f->fd, IORING_FSYNC_DATASYNC);
+	if (l->fixed_file)
 		sqe->flags |= IOSQE_FIXED_FILE;
-	rc = io_uring_submit_and_wait(&f->ring, 1);
+	rc = io_uring_submit_and_wait(&l->ring, 1);
 	if (rc < 0)
 		return rc;
-	rc = io_uring_wait_cqe(&f->ring, &cqe);
+	rc = io_uring_wait_cqe(&l->ring, &cqe);
 	if (rc < 0)
 		return rc;
 	rc = cqe->res;
-	io_uring_cqe_seen(&f->ring, cqe);
-	f->order.flushes++;
-	if (f->writes_open)
-		f->order.flushes_before_writes++;
+	io_uring_cqe_seen(&l->ring, cqe);
+	count(&f->order.flushes);
+	if (l->writes_open)
+		count(&f->order.flushes_before_writes);
 	return rc < 0 ? rc : 0;
 }
 
-/*
- * Keeps up to queue_depth writes in flight; a short write is resubmitted for
- * its remainder. Completions arrive in any order: we only count them, and the
- * flush (if any) is issued after the last one.
- */
-static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count,
-			struct wal_submitted *submitted)
+static int lane_commit(struct file_dev *f, struct lane *l, const struct wal_io *ios,
+		       int nios, struct wal_submitted *submitted)
 {
-	struct file_dev *f = (struct file_dev *)dev;
 	struct pending *w;
-	int n = split_ios(f, ios, count, &w);
+	int n = split_ios(f, ios, nios, &w);
 	int next = 0, inflight = 0, rc = 0;
 
 	if (n < 0)
 		return n;
-	f->order.commits++;
-	f->writes_open = (uint32_t)n;
+	count(&f->order.commits);
+	l->writes_open = (uint32_t)n;
 	if (PMWAL_BUG(FLUSH_BEFORE_WRITES) && !f->fua)
-		rc = uring_flush(f); /* the flush goes first: it covers nothing */
+		rc = uring_flush(f, l); /* the flush goes first: it covers nothing */
 	while ((next < n || inflight > 0) && rc == 0) {
 		while (next < n && inflight < (int)f->queue_depth) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
 
 			if (!sqe)
 				break;
-			prep_write(f, sqe, &w[next], next);
+			prep_write(f, l, sqe, &w[next], next);
 			next++;
 			inflight++;
 		}
 		if (submitted && !submitted->done) {
 			/* Submit first, let the engine work, then wait. */
-			int s = io_uring_submit(&f->ring);
+			int s = io_uring_submit(&l->ring);
 
 			if (s < 0) {
 				rc = s;
@@ -179,7 +211,7 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 			}
 			wal_commit_submitted(submitted);
 		}
-		int s = io_uring_submit_and_wait(&f->ring, 1);
+		int s = io_uring_submit_and_wait(&l->ring, 1);
 
 		if (s < 0) {
 			rc = s;
@@ -188,7 +220,7 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 		struct io_uring_cqe *cqe;
 		unsigned int head, seen = 0;
 
-		io_uring_for_each_cqe(&f->ring, head, cqe)
+		io_uring_for_each_cqe(&l->ring, head, cqe)
 		{
 			struct pending *p = &w[io_uring_cqe_get_data64(cqe)];
 
@@ -206,32 +238,50 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int count
 				p->buf += cqe->res;
 				p->len -= (size_t)cqe->res;
 				p->off += (uint64_t)cqe->res;
-				struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
+				struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
 
 				if (!sqe) {
 					rc = -EBUSY;
 					continue;
 				}
-				prep_write(f, sqe, p, (int)(p - w));
+				prep_write(f, l, sqe, p, (int)(p - w));
 				inflight++;
 			} else {
-				f->writes_open--; /* this piece is written whole */
+				l->writes_open--; /* this piece is written whole */
 			}
 		}
-		io_uring_cq_advance(&f->ring, seen);
+		io_uring_cq_advance(&l->ring, seen);
 	}
 	/* Never leave writes in flight behind an error: drain them. */
 	while (inflight > 0) {
 		struct io_uring_cqe *cqe;
 
-		if (io_uring_wait_cqe(&f->ring, &cqe) < 0)
+		if (io_uring_wait_cqe(&l->ring, &cqe) < 0)
 			break;
-		io_uring_cqe_seen(&f->ring, cqe);
+		io_uring_cqe_seen(&l->ring, cqe);
 		inflight--;
 	}
 	free(w);
+	/* Another lane's writes may still be in flight: this flush covers
+	 * this commit's, which all completed (and whatever else did). */
 	if (rc == 0 && !f->fua && !PMWAL_BUG(FLUSH_BEFORE_WRITES))
-		rc = uring_flush(f);
+		rc = uring_flush(f, l);
+	return rc;
+}
+
+/*
+ * Keeps up to queue_depth writes in flight on a lane of its own; a short
+ * write is resubmitted for its remainder. Completions arrive in any order: we
+ * only count them, and the flush (if any) is issued after the last one.
+ */
+static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int nios,
+			struct wal_submitted *submitted)
+{
+	struct file_dev *f = (struct file_dev *)dev;
+	struct lane *l = lane_take(f);
+	int rc = lane_commit(f, l, ios, nios, submitted);
+
+	lane_give(f, l);
 	return rc;
 }
 
@@ -292,13 +342,14 @@ static int uring_read_many(struct wal_dev *dev, void *buf, size_t piece, uint64_
 			   int count)
 {
 	struct file_dev *f = (struct file_dev *)dev;
-	int fd = f->fixed_file ? 0 : f->fd, inflight = 0, rc = 0;
+	struct lane *l = &f->lane[0]; /* recovery: no commit runs beside it */
+	int fd = l->fixed_file ? 0 : f->fd, inflight = 0, rc = 0;
 	uint64_t shorts = 0; /* pieces that came back short: read again below */
 
 	if (count < 1 || count > 64 || (unsigned)count > f->queue_depth)
 		return file_read(dev, buf, piece * (size_t)count, off);
 	for (int i = 0; i < count; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
 
 		if (!sqe) {
 			rc = -EBUSY;
@@ -306,14 +357,14 @@ static int uring_read_many(struct wal_dev *dev, void *buf, size_t piece, uint64_
 		}
 		io_uring_prep_read(sqe, fd, (uint8_t *)buf + (size_t)i * piece,
 				   (unsigned int)piece, off + (uint64_t)i * piece);
-		if (f->fixed_file)
+		if (l->fixed_file)
 			sqe->flags |= IOSQE_FIXED_FILE;
 		io_uring_sqe_set_data64(sqe, (uint64_t)i);
 		inflight++;
 	}
 	/* Wait only for what the kernel took: waiting for more would hang. */
 	for (int queued = inflight, s; queued > 0; queued -= s) {
-		s = io_uring_submit(&f->ring);
+		s = io_uring_submit(&l->ring);
 		if (s == -EINTR) {
 			s = 0;
 			continue;
@@ -327,7 +378,7 @@ static int uring_read_many(struct wal_dev *dev, void *buf, size_t piece, uint64_
 	}
 	while (inflight > 0) {
 		struct io_uring_cqe *cqe;
-		int w = io_uring_wait_cqe(&f->ring, &cqe);
+		int w = io_uring_wait_cqe(&l->ring, &cqe);
 
 		if (w < 0) {
 			if (w == -EINTR)
@@ -338,7 +389,7 @@ static int uring_read_many(struct wal_dev *dev, void *buf, size_t piece, uint64_
 			rc = cqe->res;
 		else if (cqe->res >= 0 && (size_t)cqe->res < piece)
 			shorts |= 1ull << io_uring_cqe_get_data64(cqe);
-		io_uring_cqe_seen(&f->ring, cqe);
+		io_uring_cqe_seen(&l->ring, cqe);
 		inflight--;
 	}
 	for (int i = 0; i < count && !rc; i++)
@@ -354,17 +405,20 @@ static void file_close(struct wal_dev *dev)
 
 	if (!f)
 		return;
-	if (f->uring) {
-		/* The ring lets go of a registered file only in its teardown,
-		 * which the kernel finishes later; unregistering waits for it
-		 * here, so that the writer lock (on this open file) is free once
-		 * pmwal_close() returns. */
-		if (f->fixed_file)
-			io_uring_unregister_files(&f->ring);
-		io_uring_queue_exit(&f->ring);
+	/* A ring lets go of a registered file only in its teardown, which the
+	 * kernel finishes later; unregistering waits for it here, so that the
+	 * writer lock (on this open file) is free once pmwal_close() returns. */
+	for (int i = 0; i < f->nlanes; i++) {
+		if (!f->lane[i].ready)
+			continue;
+		if (f->lane[i].fixed_file)
+			io_uring_unregister_files(&f->lane[i].ring);
+		io_uring_queue_exit(&f->lane[i].ring);
 	}
 	if (f->fd >= 0)
 		close(f->fd);
+	pthread_mutex_destroy(&f->lane_mu);
+	pthread_cond_destroy(&f->lane_cv);
 	free(f);
 }
 
@@ -378,9 +432,15 @@ static int file_register_buffers(struct wal_dev *dev, void *const *bufs,
 		return 0;
 	for (int i = 0; i < count; i++)
 		iov[i] = (struct iovec){bufs[i], lens[i]};
-	/* Registration pins memory; where the limit refuses, plain writes do. */
-	if (io_uring_register_buffers(&f->ring, iov, (unsigned int)count) < 0)
-		return 0;
+	/* Registration pins memory; where the limit refuses, plain writes do
+	 * (on every lane, or on none). */
+	for (int l = 0; l < f->nlanes; l++)
+		if (io_uring_register_buffers(&f->lane[l].ring, iov, (unsigned int)count) <
+		    0) {
+			while (l-- > 0)
+				io_uring_unregister_buffers(&f->lane[l].ring);
+			return 0;
+		}
 	for (int i = 0; i < count; i++) {
 		f->buf_base[i] = bufs[i];
 		f->buf_len[i] = lens[i];
@@ -409,7 +469,10 @@ int wal_dev_file_flush_order(const struct wal_dev *dev, struct wal_dev_flush_ord
 
 	if (!dev || dev->ops != &uring_ops)
 		return -EINVAL;
-	*out = f->order;
+	out->commits = __atomic_load_n(&f->order.commits, __ATOMIC_RELAXED);
+	out->flushes = __atomic_load_n(&f->order.flushes, __ATOMIC_RELAXED);
+	out->flushes_before_writes =
+	    __atomic_load_n(&f->order.flushes_before_writes, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -574,9 +637,25 @@ static int setup_uring(struct file_dev *f, const struct wal_dev_params *p, char 
 		       size_t errlen)
 {
 	f->queue_depth = p->queue_depth ? p->queue_depth : 64;
-	int rc = io_uring_queue_init(f->queue_depth, &f->ring, 0);
+	/* A reader needs one ring (recovery's reads); a writer one per group
+	 * it may have in flight. */
+	int lanes = p->readonly || p->commit_lanes < 1 ? 1 : (int)p->commit_lanes;
+	int rc = 0;
 
-	if (rc < 0) {
+	if (lanes > (int)WAL_INFLIGHT_MAX)
+		lanes = (int)WAL_INFLIGHT_MAX;
+	for (f->nlanes = 0; f->nlanes < lanes; f->nlanes++) {
+		struct lane *l = &f->lane[f->nlanes];
+
+		rc = io_uring_queue_init(f->queue_depth, &l->ring, 0);
+		if (rc < 0)
+			break;
+		l->ready = true;
+		l->fixed_file = io_uring_register_files(&l->ring, &f->fd, 1) == 0;
+	}
+	if (rc < 0 && f->nlanes > 0) {
+		rc = 0; /* fewer lanes than asked (a ring limit): fewer in flight */
+	} else if (rc < 0) {
 		snprintf(
 		    err, errlen,
 		    "%s: io_uring refused (%s): the kernel has it disabled "
@@ -587,7 +666,7 @@ static int setup_uring(struct file_dev *f, const struct wal_dev_params *p, char 
 		return PMWAL_EUNSUPPORTED;
 	}
 	f->uring = true;
-	f->fixed_file = io_uring_register_files(&f->ring, &f->fd, 1) == 0;
+	f->dev.commit_lanes = (uint32_t)f->nlanes;
 	return 0;
 }
 
@@ -600,6 +679,8 @@ int wal_dev_open_file(const struct wal_dev_params *p, struct wal_dev **out, char
 	*out = NULL;
 	if (!f)
 		return -ENOMEM;
+	pthread_mutex_init(&f->lane_mu, NULL);
+	pthread_cond_init(&f->lane_cv, NULL);
 	f->fd = open_fd(p, err, errlen);
 	if (f->fd < 0) {
 		rc = f->fd;
@@ -623,6 +704,9 @@ int wal_dev_open_file(const struct wal_dev_params *p, struct wal_dev **out, char
 	    !p->buffered_io && amin && amin <= WAL_BLOCK_BYTES && amax >= WAL_BLOCK_BYTES;
 	f->fua = !p->fdatasync;
 	f->dev.ops = f->uring ? &uring_ops : &psync_ops;
+	if (!f->uring) /* pwritev2 and fdatasync: any number at once */
+		f->dev.commit_lanes = p->commit_lanes > WAL_INFLIGHT_MAX ? WAL_INFLIGHT_MAX
+									: p->commit_lanes;
 	f->dev.atomic_write_bytes = f->atomic ? WAL_BLOCK_BYTES : 0;
 	f->dev.caps = (f->atomic ? WAL_CAP_ATOMIC_BLOCK : 0) |
 		      (p->buffered_io ? 0 : WAL_CAP_DIRECT);

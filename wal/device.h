@@ -8,8 +8,9 @@
  * devices (dev_file.c), mapped persistent regions through pmr/ (dev_pmem.c),
  * and simulated devices for crash and fault testing (tests/support/sim_dev.c).
  *
- * commit() is called by one thread at a time (the group-commit leader, or
- * release and close under the engine's io_mu); read() may run on any
+ * commit() is called by at most dev.commit_lanes threads at once (the
+ * leaders of groups in flight; 0 or 1: one at a time), and by release and
+ * close alone (the engine's io_lock held for writing); read() may run on any
  * thread at any time, beside a commit, and must be safe for that.
  */
 #ifndef PMWAL_DEVICE_H
@@ -117,6 +118,7 @@ struct wal_dev {
 	uint32_t sector_bytes;	     /* alignment of I/O (<= 4096, divides it) */
 	uint32_t atomic_write_bytes; /* device atomic write unit in use, 0 if none */
 	uint32_t caps;		     /* enum wal_dev_caps */
+	uint32_t commit_lanes;	     /* commit() calls that may run at once (0: 1) */
 	char medium[16];      /* "file", "blockdev", "pmem", "pmr", ... */
 	char io_path[16];     /* "io_uring", "psync", "mapped", "sim" */
 	char durability[64];  /* for pmwal info */
@@ -133,6 +135,7 @@ struct wal_dev_params {
 	bool no_uring;
 	bool fdatasync; /* flush with fdatasync even when FUA is possible */
 	uint32_t queue_depth;
+	uint32_t commit_lanes; /* groups the writer may have in flight (0: 1) */
 };
 
 /*

@@ -21,6 +21,7 @@
 #include "xxh.h"
 
 #define WAL_GROUP_BYTES_DEFAULT (1u << 20)
+#define WAL_INFLIGHT_DEFAULT	1u /* groups in flight on flash (options) */
 #define WAL_QUEUE_DEPTH_MAX	4096u
 #define WAL_WINDOW_US_MAX	1000000u
 
@@ -120,6 +121,15 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 			 WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES);
 		return PMWAL_EBADOPT;
 	}
+	if (opt->groups_in_flight > WAL_INFLIGHT_MAX) {
+		snprintf(err, errlen, "options.groups_in_flight: %u is above %u",
+			 opt->groups_in_flight, WAL_INFLIGHT_MAX);
+		return PMWAL_EBADOPT;
+	}
+	if (opt->reserved32) {
+		snprintf(err, errlen, "options.reserved32: must be zero");
+		return PMWAL_EBADOPT;
+	}
 	if (opt->queue_depth > WAL_QUEUE_DEPTH_MAX) {
 		snprintf(err, errlen, "options.queue_depth: %u is above %u",
 			 opt->queue_depth, WAL_QUEUE_DEPTH_MAX);
@@ -154,7 +164,7 @@ static uint32_t sb_first_copy(struct pmwal *w)
 }
 
 /*
- * Writes @sb as the next superblock update (caller holds io_mu, or is the
+ * Writes @sb as the next superblock update (caller holds io_lock to write, or is the
  * only thread): one copy made durable, then the other; the first is the one
  * that does not hold the newest valid state (sb_first_copy), so at every
  * moment one valid copy describes a state that was true. Only after both may
@@ -262,7 +272,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 		return -EINVAL;
 	if (w->flags & PMWAL_OPEN_READONLY)
 		return PMWAL_EREADONLY;
-	pthread_mutex_lock(&w->io_mu);
+	pthread_rwlock_wrlock(&w->io_lock);
 	pthread_mutex_lock(&w->mu);
 	rc = w->failed ? PMWAL_EFAILED : 0;
 	if (!rc && lsn > w->durable_lsn + 1) {
@@ -272,7 +282,8 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 		    (unsigned long long)w->durable_lsn);
 		rc = PMWAL_ERANGE;
 	}
-	end_seq = w->next_seq; /* durable groups only: io_mu keeps the leader out */
+	end_seq = w->next_seq; /* groups retired durable; those in flight (their
+				* commits done: io_lock) lie past it */
 	end_lsn = w->durable_lsn + 1;
 	head_lsn = w->head_lsn;
 	bool everything = lsn == w->durable_lsn + 1;
@@ -320,7 +331,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 
 	sb.head_seq = seq;
 	sb.head_lsn = lsn;
-	sb.end_seq = end_seq; /* io_mu: no group in flight, all durable */
+	sb.end_seq = end_seq; /* all durable */
 	sb.end_lsn = end_lsn;
 	rc = write_sb(w, &sb);
 	pthread_mutex_lock(&w->mu);
@@ -342,7 +353,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 	}
 	pthread_mutex_unlock(&w->mu);
 out:
-	pthread_mutex_unlock(&w->io_mu);
+	pthread_rwlock_unlock(&w->io_lock);
 	return rc;
 }
 /* ---- open and close ----------------------------------------------------- */
@@ -350,10 +361,10 @@ out:
 static int alloc_stages(struct pmwal *w)
 {
 	uint32_t cap = w->sb.group_blocks_max;
-	void *bufs[2];
-	size_t lens[2];
+	void *bufs[WAL_INFLIGHT_MAX + 1];
+	size_t lens[WAL_INFLIGHT_MAX + 1];
 
-	for (int i = 0; i < 2; i++) {
+	for (uint32_t i = 0; i < w->nstages; i++) {
 		w->stage[i].cap_blocks = cap;
 		w->stage[i].buf = wal_alloc_io((size_t)cap * WAL_BLOCK_BYTES);
 		if (!w->stage[i].buf)
@@ -362,7 +373,7 @@ static int alloc_stages(struct pmwal *w)
 		lens[i] = (size_t)cap * WAL_BLOCK_BYTES;
 	}
 	if (w->dev->ops->register_buffers)
-		w->dev->ops->register_buffers(w->dev, bufs, lens, 2);
+		w->dev->ops->register_buffers(w->dev, bufs, lens, (int)w->nstages);
 	if (w->dev->ops->map && w->dev->ops->store && w->dev->ops->barrier) {
 		w->dscratch = wal_alloc_io((size_t)WAL_DIRECT_BLOCKS * WAL_BLOCK_BYTES);
 		w->dio = calloc((size_t)WAL_DIRECT_BLOCKS * (WAL_DIRECT_SEGS + 1),
@@ -386,14 +397,16 @@ static void free_handle(struct pmwal *w)
 	for (int i = 0; i < WAL_LOCK_FDS; i++)
 		if (w->lock_fd[i] >= 0)
 			close(w->lock_fd[i]); /* the last thing: the log is now free */
-	for (int i = 0; i < 2; i++) {
+	for (uint32_t i = 0; i < WAL_INFLIGHT_MAX + 1; i++) {
 		free(w->stage[i].buf);
 		pthread_cond_destroy(&w->stage[i].cv);
 	}
 	free(w->dscratch);
 	free(w->dio);
 	pthread_mutex_destroy(&w->mu);
-	pthread_mutex_destroy(&w->io_mu);
+	pthread_rwlock_destroy(&w->io_lock);
+	pthread_mutex_destroy(&w->seal_mu);
+	pthread_cond_destroy(&w->seal_cv);
 	pthread_mutex_destroy(&w->err_mu);
 	pthread_cond_destroy(&w->cv_done);
 	pthread_cond_destroy(&w->cv_work);
@@ -429,7 +442,7 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 			 (unsigned long long)w->report.corrupt_offset, w->report.detail);
 		return PMWAL_ECORRUPT;
 	}
-	w->next_seq = tail.next_seq;
+	w->next_seq = w->lead_seq = tail.next_seq;
 	w->next_lsn = tail.next_lsn;
 	w->prev_checksum = tail.prev_checksum;
 	w->durable_lsn = tail.durable_lsn;
@@ -481,15 +494,34 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 	w->dev = dev;
 	memcpy(w->lock_fd, lock_fd, sizeof(w->lock_fd));
 	pthread_mutex_init(&w->mu, NULL);
-	pthread_mutex_init(&w->io_mu, NULL);
+	pthread_rwlockattr_t rwa;
+
+	/* Release and close must not starve behind a stream of groups. */
+	pthread_rwlockattr_init(&rwa);
+	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&w->io_lock, &rwa);
+	pthread_rwlockattr_destroy(&rwa);
+	pthread_mutex_init(&w->seal_mu, NULL);
+	pthread_cond_init(&w->seal_cv, NULL);
 	pthread_mutex_init(&w->err_mu, NULL);
 	w->done_tail = &w->done_cbs;
 	pthread_cond_init(&w->cv_done, NULL);
 	pthread_cond_init(&w->cv_work, NULL);
-	for (int i = 0; i < 2; i++) {
+	for (uint32_t i = 0; i < WAL_INFLIGHT_MAX + 1; i++) {
 		pthread_cond_init(&w->stage[i].cv, NULL);
 		wal_stage_reset(&w->stage[i]);
 	}
+	/* Several groups in flight on flash only: on mapped media a group is a
+	 * microsecond of stores and one barrier, nothing to overlap. */
+	w->inflight_max = 1;
+	if (!dev->ops->map) {
+		uint32_t want = opt->groups_in_flight ? opt->groups_in_flight
+						      : WAL_INFLIGHT_DEFAULT;
+		uint32_t lanes = dev->commit_lanes ? dev->commit_lanes : 1;
+
+		w->inflight_max = want < lanes ? want : lanes;
+	}
+	w->nstages = w->inflight_max + 1;
 	w->flags = opt->flags;
 	w->policy = opt->commit_policy;
 	w->window_us = opt->group_window_us;
@@ -569,6 +601,7 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	    .no_uring = opt->flags & PMWAL_OPEN_NO_URING,
 	    .fdatasync = opt->flags & PMWAL_OPEN_FDATASYNC,
 	    .queue_depth = opt->queue_depth,
+	    .commit_lanes = opt->groups_in_flight ? opt->groups_in_flight : 1,
 	};
 	if (opt->flags & PMWAL_OPEN_CREATE) {
 		struct pmwal_target t;
@@ -625,13 +658,13 @@ int pmwal_close(struct pmwal *w)
 		if (!w->failed && w->next_lsn > w->durable_lsn + 1)
 			rc = wal_wait_durable(w, w->next_lsn - 1);
 		w->closing = true;
-		while (w->leading || w->cb_running)
+		while (w->inflight || w->direct_blocks || w->gathering || w->cb_running)
 			pthread_cond_wait(&w->cv_done, &w->mu);
-		/* io_mu before mu, as release takes them. */
+		/* io_lock before mu, as release takes them. */
 		pthread_mutex_unlock(&w->mu);
-		pthread_mutex_lock(&w->io_mu);
+		pthread_rwlock_wrlock(&w->io_lock);
 		pthread_mutex_lock(&w->mu);
-		if (!w->failed && !rc && !w->leading) {
+		if (!w->failed && !rc && !w->inflight) {
 			/* A clean close: the superblock attests the whole log. */
 			struct wal_sb sb = w->sb;
 
@@ -648,13 +681,13 @@ int pmwal_close(struct pmwal *w)
 		pthread_cond_broadcast(&w->cv_work);
 		wal_wake_all(w);
 		pthread_mutex_unlock(&w->mu);
-		pthread_mutex_unlock(&w->io_mu);
+		pthread_rwlock_unlock(&w->io_lock);
 		if (w->committer_started)
 			pthread_join(w->committer, NULL);
 		/* Callbacks of records that never became durable hear so once. */
 		pthread_mutex_lock(&w->mu);
-		for (int i = 0; i < 2; i++)
-			wal_queue_callbacks(w, &w->stage[i ^ w->active ^ 1],
+		for (uint32_t i = 1; i <= w->nstages; i++) /* oldest first */
+			wal_queue_callbacks(w, &w->stage[(w->active + i) % w->nstages],
 					w->failed ? PMWAL_EFAILED : PMWAL_ECLOSED);
 		wal_run_callbacks(w);
 		pthread_mutex_unlock(&w->mu);

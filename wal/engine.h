@@ -91,6 +91,11 @@ struct stage {
 	uint64_t nrecords;
 	struct async_cb *cbs, **cbs_tail; /* callbacks of this group's records */
 	pthread_cond_t cv; /* appenders waiting for this stage's group */
+	/* Once led (in flight): */
+	uint64_t seq0;	 /* its first block */
+	uint64_t ticket; /* its turn to be sealed (the hash chain's order) */
+	int rc;		 /* what its commit returned, once done */
+	bool done;	 /* its commit returned; retired in LSN order */
 };
 
 struct pmwal {
@@ -107,17 +112,30 @@ struct pmwal {
 	pthread_mutex_t mu;
 	pthread_cond_t cv_done; /* a group finished: room, close, release */
 	pthread_cond_t cv_work; /* committer: staged records wait */
-	pthread_mutex_t io_mu;	/* one device writer at a time (leader, release) */
+	/* Leaders hold it for reading around a group's commit (up to
+	 * inflight_max at once); release and close for writing, alone. */
+	pthread_rwlock_t io_lock;
 	/* Callbacks of finished groups, run in LSN order by one thread at a time
 	 * (the runner), with no lock and no leadership held: see run_callbacks. */
 	struct async_cb *done_cbs, **done_tail;
 	bool cb_running;
-	struct stage stage[2];
+	/* A ring of inflight_max + 1 stages: the inflight groups led and not
+	 * yet retired are the ones before active, oldest first. */
+	struct stage stage[WAL_INFLIGHT_MAX + 1];
+	uint32_t nstages;
+	uint32_t inflight_max;	/* groups in flight at once (1 on mapped media) */
+	uint32_t inflight;
 	int active;		/* the stage accepting records */
+	bool gathering;		/* a leader waits out the group window */
+	uint64_t lead_seq;	/* seq the next group led starts at */
+	/* Groups are sealed in the order they were led (each block carries
+	 * the checksum of the one before): ticket order, under seal_mu. */
+	pthread_mutex_t seal_mu;
+	pthread_cond_t seal_cv;
+	uint64_t tickets, seal_turn;
 	uint8_t *dscratch;	/* mapped media: block images for direct groups */
 	struct wal_io *dio;	/* and their pieces, stored all at once */
 	uint32_t direct_blocks; /* blocks of the direct group in flight */
-	bool leading;		/* a group is being written */
 	uint32_t spin_max;	/* waiters that may spin at once (commit.c) */
 	uint32_t spinners;	/* spinning now (atomic) */
 	uint32_t sleepers;	/* waiters asleep on a stage's cv */
@@ -126,8 +144,9 @@ struct pmwal {
 	pthread_t committer;
 	uint64_t next_lsn;
 	uint64_t durable_lsn;
-	uint64_t next_seq;	/* seq of the next group's first block */
-	uint64_t prev_checksum; /* checksum of block next_seq-1 */
+	uint64_t next_seq;	/* seq after the last group retired durable */
+	uint64_t prev_checksum; /* checksum of block lead_seq-1, the last sealed
+				 * (under seal_mu, or mu with nothing in flight) */
 	uint64_t head_seq, head_lsn;
 	int failed;	     /* sticky: first write or flush error; set only by
 			      * wal_fail_stop(), which wakes every sleeper */

@@ -118,10 +118,15 @@ struct pmwal_options {
 	uint32_t group_bytes_max;  /* payload bytes in one group write; 0 = 1 MiB */
 	uint32_t record_bytes_max; /* create: largest record; 0 = 16 MiB */
 	uint32_t queue_depth;	   /* io_uring entries; 0 = 64 */
+	/* Flash (files, block devices): groups written at once, each acked
+	 * only once it and every earlier one are durable; 0 = default (1),
+	 * at most 4. Mapped media write one group at a time. */
+	uint32_t groups_in_flight;
+	uint32_t reserved32; /* must be zero */
 	/* Where pmwal_open() writes a message if it fails (may be NULL). */
 	char *errmsg_buf;
 	size_t errmsg_len;
-	uint64_t reserved[8]; /* must be zero */
+	uint64_t reserved[7]; /* must be zero */
 };
 
 /* Recovery verdicts (docs/reliability.md). */

@@ -345,10 +345,18 @@ static int nvme_commit_locked(struct pmwal_sim *s, const struct wal_io *ios, int
 		w[j] = t;
 		w[n + j] = t2;
 	}
+	/* Each write, and the flush, is its own step: the lock is let go
+	 * between them, so that the writes of several groups in flight (a
+	 * commit on each of several threads) interleave, and a flush makes
+	 * durable every write completed before it, another group's too, as a
+	 * drive's does. A power loss may then keep a later group and tear an
+	 * earlier one. */
 	for (size_t i = 0; i < n && !rc; i++) {
 		const uint8_t *src = (const uint8_t *)ios[w[n + i].off].buf + w[n + i].len;
 
 		rc = nvme_write_locked(s, src, w[i].off, w[i].len);
+		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_lock(&s->mu);
 	}
 	free(w);
 	if (rc || (s->o.flags & PMWAL_SIM_FUA))
@@ -486,6 +494,7 @@ int wal_dev_open_sim(const struct wal_dev_params *p, const char *name,
 										 : "PMR");
 	} else {
 		d->dev.ops = &sim_nvme_ops;
+		d->dev.commit_lanes = p->commit_lanes; /* commits interleave */
 		d->dev.sector_bytes = SIM_SECTOR_BYTES;
 		d->dev.atomic_write_bytes = s->o.atomic_write_bytes;
 		snprintf(d->dev.io_path, sizeof(d->dev.io_path), "sim");

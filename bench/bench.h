@@ -77,6 +77,7 @@ struct log_spec {
 	uint32_t group_window_us;
 	uint32_t outstanding; /* buffered: appends awaiting durability per thread
 			       * (0: the default, 4096) */
+	uint32_t groups_in_flight; /* options.groups_in_flight (0: the default) */
 	uint64_t capacity_bytes;
 	uint64_t runtime_ns;
 	uint64_t ramp_ns;

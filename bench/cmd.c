@@ -43,6 +43,7 @@ enum {
 	O_COMMIT,
 	O_WINDOW,
 	O_OUTSTANDING,
+	O_INFLIGHT,
 	O_CAPACITY,
 	O_CLIENTS,
 	O_CLIENT_B,
@@ -90,6 +91,7 @@ static const struct option long_opts[] = {
     {"commit", required_argument, NULL, O_COMMIT},
     {"group-window-us", required_argument, NULL, O_WINDOW},
     {"outstanding", required_argument, NULL, O_OUTSTANDING},
+    {"groups-in-flight", required_argument, NULL, O_INFLIGHT},
     {"capacity", required_argument, NULL, O_CAPACITY},
     {"clients", required_argument, NULL, O_CLIENTS},
     {"b", required_argument, NULL, O_CLIENT_B},
@@ -127,6 +129,7 @@ static void usage(FILE *f)
 	    "256m\n"
 	    "               --outstanding N (buffered: appends in flight per thread, "
 	    "4096)\n"
+	    "               --groups-in-flight N (flash: group writes at once, 1..4)\n"
 	    "               --no-uring (pwritev2) --fdatasync (flush, not FUA)\n"
 	    "               then each durability primitive alone (--no-primitives)\n"
 	    "  recovery     fill a log (--size 1g, --record-size 4k), time pmwal_open\n"
@@ -356,6 +359,8 @@ static int parse_log(struct bench_ctx *c, int opt, const char *arg)
 		return 0;
 	case O_OUTSTANDING:
 		return parse_u32(c, "outstanding", arg, 4096, &c->log.outstanding);
+	case O_INFLIGHT:
+		return parse_u32(c, "groups-in-flight", arg, 4, &c->log.groups_in_flight);
 	case O_CAPACITY:
 		if (parse_sz(c, "capacity", arg, &v))
 			return -1;

@@ -75,6 +75,8 @@ void log_jobname(const struct log_spec *s, char *buf, size_t len)
 		 s->group_window_us ? " win" : "");
 	if (s->outstanding)
 		snprintf(buf + strlen(buf), len - strlen(buf), " qd=%u", s->outstanding);
+	if (s->groups_in_flight)
+		snprintf(buf + strlen(buf), len - strlen(buf), " gif=%u", s->groups_in_flight);
 	if (s->group_window_us)
 		snprintf(buf + strlen(buf), len - strlen(buf), "=%uus",
 			 s->group_window_us);
@@ -83,11 +85,12 @@ void log_jobname(const struct log_spec *s, char *buf, size_t len)
 json_t *log_options_json(const struct log_spec *s)
 {
 	return json_pack(
-	    "{s:s,s:I,s:I,s:s,s:I,s:I,s:I,s:f,s:f}", "target", s->target, "record_size",
+	    "{s:s,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:f,s:f}", "target", s->target, "record_size",
 	    (json_int_t)s->record_bytes, "threads", (json_int_t)s->threads, "commit",
 	    s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
 	    "group_window_us", (json_int_t)s->group_window_us, "outstanding",
-	    (json_int_t)s->outstanding, "capacity",
+	    (json_int_t)s->outstanding, "groups_in_flight", (json_int_t)s->groups_in_flight,
+	    "capacity",
 	    (json_int_t)s->capacity_bytes, "runtime_s", s->runtime_ns / 1e9, "ramp_s",
 	    s->ramp_ns / 1e9);
 }
@@ -199,6 +202,7 @@ static int open_log(const struct log_spec *s, struct pmwal **w, char *err, size_
 	    .flags = PMWAL_OPEN_CREATE | s->open_flags,
 	    .commit_policy = s->commit_policy,
 	    .group_window_us = s->group_window_us,
+	    .groups_in_flight = s->groups_in_flight,
 	    .errmsg_buf = err,
 	    .errmsg_len = errlen,
 	};

@@ -83,7 +83,8 @@
 	X(fence_probes)                                                                  \
 	X(records_appended)                                                              \
 	X(records_checked)                                                               \
-	X(recoveries)
+	X(recoveries)                                                                    \
+	X(torn_beside)
 
 enum {
 #define CT_X_ENUM(name, text) C_##name,
@@ -152,6 +153,7 @@ struct ct_opts {
 	uint64_t point;	       /* exhaustive: only this point (replay), or UINT64_MAX */
 	uint64_t hang_seconds; /* no progress for this long is a hang */
 	uint32_t threads;      /* random: most appender threads */
+	uint32_t inflight;     /* groups in flight (0: random draws 1, 2 or 4) */
 	bool json, verbose;
 	const char *dir; /* kill lane files */
 };
@@ -385,6 +387,7 @@ struct wl {
 	uint32_t group_bytes_max;
 	uint32_t policy;
 	uint32_t threads;
+	uint32_t inflight; /* options.groups_in_flight */
 };
 
 struct ct {
@@ -419,6 +422,15 @@ static void fig(struct ct *ct, int f, uint64_t n)
 	__atomic_add_fetch(&ct->sh->f[f], n, __ATOMIC_RELAXED);
 }
 
+/* The replay's --groups-in-flight, when it was given (else the seed draws it). */
+static const char *inflight_arg(const struct ct *ct)
+{
+	static const char *arg[] = {"", " --groups-in-flight 1", " --groups-in-flight 2",
+				    " --groups-in-flight 3", " --groups-in-flight 4"};
+
+	return ct->o->inflight < 5 ? arg[ct->o->inflight] : "";
+}
+
 /* Count a violation and say where, with the command line that replays it. */
 static void fail(struct ct *ct, int c, const char *fmt, ...)
 {
@@ -433,10 +445,10 @@ static void fail(struct ct *ct, int c, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr,
 		"crashtest: FAIL %s: %s [%s %s, seed %" PRIu64 ", %s]\n"
-		"  replay: pmwal crashtest --medium %s --mode %s --seed %" PRIu64 "%s\n",
+		"  replay: pmwal crashtest --medium %s --mode %s --seed %" PRIu64 "%s%s\n",
 		counter_names[c], msg, ct->md->name, mode_names[ct->mode], ct->p.seed,
 		ct->where, ct->md->name, mode_names[ct->mode], ct->p.seed,
-		ct->mode == M_RANDOM ? " --count 1" : "");
+		ct->mode == M_RANDOM ? " --count 1" : "", inflight_arg(ct));
 }
 
 static void set_where(struct ct *ct, const char *fmt, ...)
@@ -447,9 +459,10 @@ static void set_where(struct ct *ct, const char *fmt, ...)
 	va_end(ap);
 	snprintf(ct->sh->where, sizeof(ct->sh->where),
 		 "%s %s, seed %" PRIu64 ", %s (replay: pmwal crashtest --medium %s --mode %s "
-		 "--seed %" PRIu64 "%s)",
+		 "--seed %" PRIu64 "%s%s)",
 		 ct->md->name, mode_names[ct->mode], ct->p.seed, ct->where, ct->md->name,
-		 mode_names[ct->mode], ct->p.seed, ct->mode == M_RANDOM ? " --count 1" : "");
+		 mode_names[ct->mode], ct->p.seed, ct->mode == M_RANDOM ? " --count 1" : "",
+		 inflight_arg(ct));
 	beat(ct);
 }
 
@@ -460,13 +473,15 @@ static struct pmwal_options log_opts(struct ct *ct, uint32_t flags)
 				  .flags = flags,
 				  .commit_policy = ct->p.policy,
 				  .group_bytes_max = ct->p.group_bytes_max,
+				  .groups_in_flight = ct->p.inflight,
 				  .record_bytes_max = (flags & PMWAL_OPEN_CREATE) ? ct->p.rec_max : 0};
 	return o;
 }
 
 /* A workload drawn from @seed: small rings so that they wrap, records from
  * one byte to several blocks, either commit policy. */
-static struct wl wl_draw(uint64_t seed, uint64_t ops, uint32_t max_threads)
+static struct wl wl_draw(uint64_t seed, uint64_t ops, uint32_t max_threads,
+		         uint32_t inflight)
 {
 	uint64_t s = seed;
 	static const uint32_t caps[] = {6, 12, 24, 48};
@@ -478,6 +493,11 @@ static struct wl wl_draw(uint64_t seed, uint64_t ops, uint32_t max_threads)
 	p.group_bytes_max = groups[rnd_below(&s, 4)];
 	p.policy = rnd_below(&s, 4) == 0 ? PMWAL_COMMIT_BUFFERED : PMWAL_COMMIT_DURABLE;
 	p.threads = max_threads > 1 ? 1 + (uint32_t)rnd_below(&s, max_threads) : 1;
+	/* Drawn last, so that the fields above are what they were before it. */
+	static const uint32_t flights[] = {1, 2, 4};
+	uint64_t f = rnd_below(&s, 3);
+
+	p.inflight = inflight ? inflight : flights[f];
 	return p;
 }
 
@@ -1103,6 +1123,9 @@ static int open_timed(struct ct *ct, struct pmwal_options *o, struct pmwal **w)
 	double t = now_s();
 	int rc = pmwal_open(o, w);
 	fig(ct, F_recoveries, 1);
+	/* A group torn while a later one landed whole (several in flight). */
+	if (rc == 0 && strstr(pmwal_recovery_report(*w)->detail, "in flight"))
+		fig(ct, F_torn_beside, 1);
 	if (now_s() - t > 10)
 		fail(ct, C_timeouts, "recovery took %.1f s", now_s() - t);
 	beat(ct);
@@ -1337,7 +1360,7 @@ static void run_random(struct ct *ct)
 	for (uint64_t k = 0; k < rounds; k++) {
 		if (ct->o->seconds && now_s() - ct->t0 > (double)ct->o->seconds)
 			break;
-		ct->p = wl_draw(base + k, ct->o->ops, ct->o->threads);
+		ct->p = wl_draw(base + k, ct->o->ops, ct->o->threads, ct->o->inflight);
 		uint64_t rs = ct->p.seed;
 		/* A medium seeded by the round: --seed S --count 1 replays round S. */
 		pmwal_sim_free(ct->sim);
@@ -1995,7 +2018,7 @@ static void run_campaign(const struct ct_opts *o, const struct ct_medium *md, in
 		fprintf(stderr, "crashtest: mmap: %s\n", strerror(errno));
 		return;
 	}
-	ct.p = wl_draw(o->seed, o->ops, 1);
+	ct.p = wl_draw(o->seed, o->ops, 1, o->inflight ? o->inflight : 1);
 	ct.p.cap_blocks = 24;
 	ct.p.policy = PMWAL_COMMIT_DURABLE;
 	fflush(NULL);
@@ -2100,8 +2123,9 @@ static void print_result(const struct result *r)
 	if (r->mode == M_KILL)
 		printf("  kills %" PRIu64 ", second-writer probes %" PRIu64 "\n", f[F_kills],
 		       f[F_fence_probes]);
-	printf("  records appended %" PRIu64 ", checked %" PRIu64 ", recoveries %" PRIu64 "\n",
-	       f[F_records_appended], f[F_records_checked], f[F_recoveries]);
+	printf("  records appended %" PRIu64 ", checked %" PRIu64 ", recoveries %" PRIu64
+	       " (a group torn beside later ones: %" PRIu64 ")\n",
+	       f[F_records_appended], f[F_records_checked], f[F_recoveries], f[F_torn_beside]);
 	printf("  counters:");
 	for (int i = 0; i < CT_NCOUNTERS; i++)
 		printf("%s %s %" PRIu64, i ? "," : "", counter_names[i], r->sh.c[i]);
@@ -2114,7 +2138,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: pmwal crashtest [--medium M] [--mode MODE] [--seed N] [--count N]\n"
 		"                       [--seconds S] [--ops N] [--images N] [--threads N]\n"
-		"                       [--point N] [--dir DIR] [--hang-seconds S] [--json] [-v]\n\n"
+		"                       [--groups-in-flight N] [--point N] [--dir DIR]\n"
+		"                       [--hang-seconds S] [--json] [-v]\n\n"
 		"Crash the log on simulated media at every durability event of a workload,\n"
 		"recover every image a reboot could find, and check what came back against\n"
 		"what was submitted and acknowledged. Exits 0 only when every counter is 0.\n\n"
@@ -2135,6 +2160,8 @@ static void usage(FILE *f)
 		"  --ops N         workload operations (default 60)\n"
 		"  --images N      most images checked per crash point (default all)\n"
 		"  --threads N     random: up to N appender threads (default 4, at most 8)\n"
+		"  --groups-in-flight N  the log's groups_in_flight, 1 to 4 (default: random\n"
+		"                  draws 1, 2 or 4 per round from its seed; others use 1)\n"
 		"  --point N       exhaustive: only crash point N (replay)\n"
 		"  --dir DIR       kill lane file directory (default /var/tmp)\n"
 		"  --hang-seconds  a campaign with no progress this long is a hang (default 120)\n"
@@ -2187,6 +2214,7 @@ int cmd_crashtest(int argc, char **argv)
 	    {"images", required_argument, 0, 'i'}, {"threads", required_argument, 0, 't'},
 	    {"point", required_argument, 0, 'p'},  {"dir", required_argument, 0, 'd'},
 	    {"hang-seconds", required_argument, 0, 'H'}, {"json", no_argument, 0, 'j'},
+	    {"groups-in-flight", required_argument, 0, 'g'},
 	    {"verbose", no_argument, 0, 'v'},	   {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0}};
 	struct ct_opts o = {.seed = 1, .ops = 60, .point = UINT64_MAX, .hang_seconds = 120,
@@ -2218,6 +2246,7 @@ int cmd_crashtest(int argc, char **argv)
 		case 'p': name = "--point"; dst = &o.point; break;
 		case 'H': name = "--hang-seconds"; dst = &o.hang_seconds; min = 1; max = 86400; break;
 		case 't': name = "--threads"; dst = &v; min = 1; max = MAXT; break;
+		case 'g': name = "--groups-in-flight"; dst = &v; min = 1; max = 4; break;
 		case ':':
 			usage_error(json_wanted, "option '%s' needs a value (see --help)\n",
 				argv[optind - 1]);
@@ -2234,6 +2263,8 @@ int cmd_crashtest(int argc, char **argv)
 		}
 		if (ch == 't')
 			o.threads = (uint32_t)v;
+		if (ch == 'g')
+			o.inflight = (uint32_t)v;
 	}
 	if (optind < argc) {
 		usage_error(json_wanted, "unexpected argument '%s' (it takes no target: "

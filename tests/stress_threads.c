@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * stress_threads.c - the public API from many threads at once, on each kind
- * of medium here (a file through io_uring, emulated pmem, a fake PMR): eight
+ * of medium here (a file through io_uring with one and with four groups in
+ * flight, emulated pmem, a fake PMR): eight
  * appenders mixing durable and async appends, each also syncing and
  * releasing now and then, then every record left is read back and checked.
  * A plain program rather than a Criterion suite so that it also runs under
@@ -178,10 +179,12 @@ static int check(const char *target)
 	return n == 0;
 }
 
-static int run(const char *target)
+static int run(const char *target, uint32_t groups_in_flight)
 {
-	struct pmwal_options o = {
-	    .target = target, .capacity_bytes = 64u << 20, .flags = PMWAL_OPEN_CREATE};
+	struct pmwal_options o = {.target = target,
+				  .capacity_bytes = 64u << 20,
+				  .flags = PMWAL_OPEN_CREATE,
+				  .groups_in_flight = groups_in_flight};
 	pthread_t t[THREADS];
 	int rc;
 
@@ -211,8 +214,10 @@ static int run(const char *target)
 		fail("close", rc);
 	int expect_async = THREADS * (EACH / 10);
 
-	printf("%s: %d threads, durable LSN %llu, %d async callbacks ok, %d failed\n",
-	       target, THREADS, (unsigned long long)durable, atomic_load(&async_ok),
+	printf("%s: %d threads, %u groups in flight, durable LSN %llu, %d async callbacks "
+	       "ok, %d failed\n",
+	       target, THREADS, groups_in_flight ? groups_in_flight : 1,
+	       (unsigned long long)durable, atomic_load(&async_ok),
 	       atomic_load(&async_failed));
 	if (durable != (uint64_t)THREADS * EACH ||
 	    atomic_load(&async_ok) != expect_async || atomic_load(&failures))
@@ -233,11 +238,12 @@ int main(void)
 	snprintf(file, sizeof(file), "%s/log", disk);
 	snprintf(pmem, sizeof(pmem), "pmem:%s/log", shm);
 	snprintf(fake, sizeof(fake), "fakepmr:%s/fake", shm);
-	bad |= run(file);
+	bad |= run(file, 1);
+	bad |= run(file, 4); /* several group writes at once, acks in order */
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
-	bad |= run(pmem);
+	bad |= run(pmem, 0);
 	unsetenv("PMEM2_FORCE_GRANULARITY");
-	bad |= run(fake);
+	bad |= run(fake, 0);
 	tu_rmdir(disk);
 	tu_rmdir(shm);
 	printf("stress_threads: %s\n", bad ? "FAILED" : "all passed");

@@ -113,10 +113,25 @@ static uint64_t staged_blocks(const struct pmwal *w)
 	return n;
 }
 
-/* Whether another group may be led now (mu held). */
+/*
+ * Whether another group may be led now (mu held). Beside groups in flight,
+ * only once the open one holds WAL_INFLIGHT_MIN_BLOCKS (or is full): groups
+ * stay large, which is what the device and the CPU both want; a lone
+ * appender still leads its own group at once.
+ */
+#define WAL_INFLIGHT_MIN_BLOCKS 16u /* 64 KiB */
+
 static bool can_lead(const struct pmwal *w)
 {
-	return !w->direct_blocks && !w->gathering && w->inflight < w->inflight_max;
+	if (w->direct_blocks || w->gathering || w->inflight >= w->inflight_max)
+		return false;
+	if (w->inflight == 0)
+		return true;
+	uint32_t want = w->group_bytes_max / WAL_PAYLOAD_BYTES;
+
+	if (want > WAL_INFLIGHT_MIN_BLOCKS)
+		want = WAL_INFLIGHT_MIN_BLOCKS;
+	return w->stage[w->active].nblocks >= want;
 }
 
 /*
@@ -613,15 +628,18 @@ static void *committer_main(void *arg)
 	return NULL;
 }
 
+/* One committer per group that may be in flight: records nobody waits for
+ * (buffered, async) fill several group writes at once too. Fewer than that
+ * (a thread refused) still work, with fewer groups in flight. */
 int wal_start_committer(struct pmwal *w)
 {
-	if (w->committer_started)
-		return 0;
-	int rc = pthread_create(&w->committer, NULL, committer_main, w);
+	while (w->committers < w->inflight_max) {
+		int rc = pthread_create(&w->committer[w->committers], NULL, committer_main, w);
 
-	if (rc)
-		return -rc;
-	w->committer_started = true;
+		if (rc)
+			return w->committers ? 0 : -rc;
+		w->committers++;
+	}
 	return 0;
 }
 

@@ -682,8 +682,8 @@ int pmwal_close(struct pmwal *w)
 		wal_wake_all(w);
 		pthread_mutex_unlock(&w->mu);
 		pthread_rwlock_unlock(&w->io_lock);
-		if (w->committer_started)
-			pthread_join(w->committer, NULL);
+		for (uint32_t i = 0; i < w->committers; i++)
+			pthread_join(w->committer[i], NULL);
 		/* Callbacks of records that never became durable hear so once. */
 		pthread_mutex_lock(&w->mu);
 		for (uint32_t i = 1; i <= w->nstages; i++) /* oldest first */

@@ -140,8 +140,8 @@ struct pmwal {
 	uint32_t spinners;	/* spinning now (atomic) */
 	uint32_t sleepers;	/* waiters asleep on a stage's cv */
 	bool closing;
-	bool committer_started;
-	pthread_t committer;
+	uint32_t committers; /* started: one per group that may be in flight */
+	pthread_t committer[WAL_INFLIGHT_MAX];
 	uint64_t next_lsn;
 	uint64_t durable_lsn;
 	uint64_t next_seq;	/* seq after the last group retired durable */

@@ -601,7 +601,7 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	    .no_uring = opt->flags & PMWAL_OPEN_NO_URING,
 	    .fdatasync = opt->flags & PMWAL_OPEN_FDATASYNC,
 	    .queue_depth = opt->queue_depth,
-	    .commit_lanes = opt->groups_in_flight ? opt->groups_in_flight : 1,
+	    .commit_lanes = opt->groups_in_flight ? opt->groups_in_flight : WAL_INFLIGHT_DEFAULT,
 	};
 	if (opt->flags & PMWAL_OPEN_CREATE) {
 		struct pmwal_target t;

@@ -611,6 +611,18 @@ int wal_wait_durable(struct pmwal *w, uint64_t lsn)
 	return 0;
 }
 
+/*
+ * Records nobody waits for were staged (mu held): wake a committer if one
+ * could lead them now, or the leader gathering them. Otherwise the end of a
+ * group in flight wakes one (wal_lead); waking a committer that cannot lead
+ * cost a futex round trip per append (4 committers: 2.5x the CPU per append).
+ */
+static void wake_committer(struct pmwal *w)
+{
+	if (can_lead(w) || w->gathering)
+		pthread_cond_signal(&w->cv_work);
+}
+
 /* The background committer: writes staged records nobody waits for. */
 static void *committer_main(void *arg)
 {
@@ -943,7 +955,7 @@ static int append_common(struct pmwal *w, const struct iovec *recs, int count,
 	if (wait)
 		rc = wal_wait_durable(w, lsn + (uint64_t)count - 1);
 	else
-		pthread_cond_signal(&w->cv_work);
+		wake_committer(w);
 out:
 	pthread_mutex_unlock(&w->mu);
 	return rc;
@@ -994,7 +1006,7 @@ int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_dura
 		c = NULL;
 		if (lsn_out)
 			*lsn_out = lsn;
-		pthread_cond_signal(&w->cv_work);
+		wake_committer(w);
 	}
 	pthread_mutex_unlock(&w->mu);
 	free(c); /* not staged: never called */

@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -859,4 +861,102 @@ Test(wal, a_batch_of_more_than_2_to_the_32_blocks_is_too_big)
 	sim_free(sim);
 	free(v);
 	free(rec);
+}
+
+/* Iterators opened beside appenders on a file (attack on groups in flight):
+ * wal_locate's deep reads ran on a commit's io_uring and took its
+ * completions: a hang, a clean log read as corrupt, a failed group write. */
+struct iter_race {
+	struct pmwal *w;
+	atomic_int stop, bad;
+	atomic_ulong appended, located;
+};
+
+static void *iter_race_append(void *p)
+{
+	struct iter_race *r = p;
+	static const uint8_t rec[2900];
+	unsigned seed = (unsigned)(uintptr_t)&seed;
+
+	while (!atomic_load(&r->stop)) {
+		uint64_t lsn;
+		int rc = pmwal_append(r->w, rec, 100 + rand_r(&seed) % 2800, &lsn);
+
+		if (rc == PMWAL_EFULL)
+			rc = pmwal_release(r->w, pmwal_durable_lsn(r->w) + 1);
+		if (rc)
+			atomic_fetch_add(&r->bad, 1), atomic_store(&r->stop, 1);
+		atomic_fetch_add(&r->appended, 1);
+	}
+	return NULL;
+}
+
+static void *iter_race_locate(void *p)
+{
+	struct iter_race *r = p;
+	unsigned seed = 7;
+
+	while (!atomic_load(&r->stop)) {
+		struct pmwal_info info;
+		struct pmwal_iter *it;
+		uint64_t lsn, d = pmwal_durable_lsn(r->w);
+		const void *data;
+		size_t len;
+
+		pmwal_stat(r->w, &info);
+		if (d <= info.head_lsn + 2)
+			continue;
+		uint64_t from = info.head_lsn + 1 + rand_r(&seed) % (d - info.head_lsn - 1);
+		int rc = pmwal_iter_open(r->w, from, &it);
+
+		if (rc == PMWAL_ERANGE) /* released meanwhile */
+			continue;
+		if (rc) {
+			atomic_fetch_add(&r->bad, 1), atomic_store(&r->stop, 1);
+			break;
+		}
+		if (pmwal_iter_next(it, &lsn, &data, &len) < 0)
+			atomic_fetch_add(&r->bad, 1);
+		pmwal_iter_close(it);
+		atomic_fetch_add(&r->located, 1);
+	}
+	return NULL;
+}
+
+Test(wal, iterators_opened_beside_appenders_on_a_file_never_disturb_them, .timeout = 120)
+{
+	for (uint32_t gif = 1; gif <= 4; gif += 3) {
+		char *tmp = tu_mkdtemp(), *path = tu_path(tmp, "log");
+		/* 32 MiB: wal_locate reads 8 MiB chunks as deep reads. */
+		struct pmwal_options o = {.target = path,
+					  .capacity_bytes = 32u << 20,
+					  .flags = PMWAL_OPEN_CREATE,
+					  .groups_in_flight = gif};
+		struct iter_race r = {0};
+		pthread_t t[6];
+		struct timespec t0, now;
+
+		cr_assert_eq(pmwal_open(&o, &r.w), 0);
+		for (int i = 0; i < 6; i++)
+			pthread_create(&t[i], NULL, i < 4 ? iter_race_append : iter_race_locate,
+				       &r);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do { /* 3 s, or until a thread saw an error (a hang times out) */
+			usleep(10000);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		} while (now.tv_sec - t0.tv_sec < 3 && !atomic_load(&r.stop));
+		atomic_store(&r.stop, 1);
+		for (int i = 0; i < 6; i++)
+			pthread_join(t[i], NULL);
+		cr_assert_eq(atomic_load(&r.bad), 0, "groups in flight %u: %s", gif,
+			     pmwal_errmsg(r.w));
+		cr_assert_gt(atomic_load(&r.located), 10);
+		cr_assert_eq(pmwal_close(r.w), 0);
+		o.flags = 0;
+		cr_assert_eq(pmwal_open(&o, &r.w), 0);
+		cr_assert_neq(pmwal_recovery_report(r.w)->verdict, PMWAL_CORRUPT);
+		pmwal_close(r.w);
+		free(path);
+		tu_rmdir(tmp);
+	}
 }

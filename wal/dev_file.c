@@ -54,10 +54,16 @@ struct file_dev {
 	bool uring;
 	bool fua;
 	bool atomic;
-	struct lane lane[WAL_INFLIGHT_MAX]; /* lane[0] also reads (recovery) */
+	struct lane lane[WAL_INFLIGHT_MAX]; /* commits */
 	int nlanes;
 	pthread_mutex_t lane_mu;
 	pthread_cond_t lane_cv;
+	/* Reads many in flight (recovery's scan, and wal_locate for iterators
+	 * and release, which run beside commits): a ring of their own, one
+	 * reader at a time. On a commit's ring they took its completions (an
+	 * iterator beside appenders hung, or read a clean log as corrupt). */
+	struct lane rd;
+	pthread_mutex_t rd_mu;
 	unsigned int queue_depth;
 	int nbufs; /* registered on every lane */
 	const uint8_t *buf_base[WAL_MAX_FIXED_BUFS];
@@ -278,6 +284,9 @@ static int uring_commit(struct wal_dev *dev, const struct wal_io *ios, int nios,
 			struct wal_submitted *submitted)
 {
 	struct file_dev *f = (struct file_dev *)dev;
+
+	if (f->nlanes == 0)
+		return -EROFS; /* opened to read: no ring to write on */
 	struct lane *l = lane_take(f);
 	int rc = lane_commit(f, l, ios, nios, submitted);
 
@@ -338,16 +347,30 @@ static int file_read(struct wal_dev *dev, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+static int rd_many(struct file_dev *f, struct lane *l, void *buf, size_t piece,
+		   uint64_t off, int count);
+
 static int uring_read_many(struct wal_dev *dev, void *buf, size_t piece, uint64_t off,
 			   int count)
 {
 	struct file_dev *f = (struct file_dev *)dev;
-	struct lane *l = &f->lane[0]; /* recovery: no commit runs beside it */
+
+	if (count < 1 || count > 64 || (unsigned)count > f->queue_depth || !f->rd.ready)
+		return file_read(dev, buf, piece * (size_t)count, off);
+	pthread_mutex_lock(&f->rd_mu);
+	int rc = rd_many(f, &f->rd, buf, piece, off, count);
+
+	pthread_mutex_unlock(&f->rd_mu);
+	return rc;
+}
+
+static int rd_many(struct file_dev *f, struct lane *l, void *buf, size_t piece,
+		   uint64_t off, int count)
+{
+	struct wal_dev *dev = &f->dev;
 	int fd = l->fixed_file ? 0 : f->fd, inflight = 0, rc = 0;
 	uint64_t shorts = 0; /* pieces that came back short: read again below */
 
-	if (count < 1 || count > 64 || (unsigned)count > f->queue_depth)
-		return file_read(dev, buf, piece * (size_t)count, off);
 	for (int i = 0; i < count; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
 
@@ -408,13 +431,16 @@ static void file_close(struct wal_dev *dev)
 	/* A ring lets go of a registered file only in its teardown, which the
 	 * kernel finishes later; unregistering waits for it here, so that the
 	 * writer lock (on this open file) is free once pmwal_close() returns. */
-	for (int i = 0; i < f->nlanes; i++) {
-		if (!f->lane[i].ready)
+	for (int i = 0; i <= f->nlanes; i++) {
+		struct lane *l = i < f->nlanes ? &f->lane[i] : &f->rd;
+
+		if (!l->ready)
 			continue;
-		if (f->lane[i].fixed_file)
-			io_uring_unregister_files(&f->lane[i].ring);
-		io_uring_queue_exit(&f->lane[i].ring);
+		if (l->fixed_file)
+			io_uring_unregister_files(&l->ring);
+		io_uring_queue_exit(&l->ring);
 	}
+	pthread_mutex_destroy(&f->rd_mu);
 	if (f->fd >= 0)
 		close(f->fd);
 	pthread_mutex_destroy(&f->lane_mu);
@@ -637,10 +663,15 @@ static int setup_uring(struct file_dev *f, const struct wal_dev_params *p, char 
 		       size_t errlen)
 {
 	f->queue_depth = p->queue_depth ? p->queue_depth : 64;
-	/* A reader needs one ring (recovery's reads); a writer one per group
-	 * it may have in flight. */
-	int lanes = p->readonly || p->commit_lanes < 1 ? 1 : (int)p->commit_lanes;
-	int rc = 0;
+	/* A ring for reads (recovery's scan, wal_locate), and a writer one per
+	 * group it may have in flight. */
+	int lanes = p->readonly ? 0 : p->commit_lanes < 1 ? 1 : (int)p->commit_lanes;
+	int rc = io_uring_queue_init(f->queue_depth, &f->rd.ring, 0);
+
+	if (rc < 0)
+		goto refused;
+	f->rd.ready = true;
+	f->rd.fixed_file = io_uring_register_files(&f->rd.ring, &f->fd, 1) == 0;
 
 	if (lanes > (int)WAL_INFLIGHT_MAX)
 		lanes = (int)WAL_INFLIGHT_MAX;
@@ -656,6 +687,11 @@ static int setup_uring(struct file_dev *f, const struct wal_dev_params *p, char 
 	if (rc < 0 && f->nlanes > 0) {
 		rc = 0; /* fewer lanes than asked (a ring limit): fewer in flight */
 	} else if (rc < 0) {
+		if (f->rd.fixed_file)
+			io_uring_unregister_files(&f->rd.ring);
+		io_uring_queue_exit(&f->rd.ring);
+		f->rd.ready = false;
+refused:
 		snprintf(
 		    err, errlen,
 		    "%s: io_uring refused (%s): the kernel has it disabled "
@@ -681,6 +717,7 @@ int wal_dev_open_file(const struct wal_dev_params *p, struct wal_dev **out, char
 		return -ENOMEM;
 	pthread_mutex_init(&f->lane_mu, NULL);
 	pthread_cond_init(&f->lane_cv, NULL);
+	pthread_mutex_init(&f->rd_mu, NULL);
 	f->fd = open_fd(p, err, errlen);
 	if (f->fd < 0) {
 		rc = f->fd;

@@ -520,6 +520,8 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 		uint32_t lanes = dev->commit_lanes ? dev->commit_lanes : 1;
 
 		w->inflight_max = want < lanes ? want : lanes;
+		if (w->inflight_max > WAL_INFLIGHT_MAX) /* wal_open_dev: unchecked */
+			w->inflight_max = WAL_INFLIGHT_MAX;
 	}
 	w->nstages = w->inflight_max + 1;
 	w->flags = opt->flags;

@@ -148,11 +148,14 @@
  *     off by an earlier recovery)
  *
  *   What no byte can prove: groups acknowledged since the last
- *   superblock write of a log that was not closed cleanly, with nothing
- *   written after them. Damage that removes them whole (zeros, or a block
- *   of an earlier lap) reads as CLEAN or TORN_TAIL at the last group that
- *   survives; a changed byte in the last one reads TORN_TAIL. Everything up
- *   to end_seq, and everything of a cleanly closed log, is proven.
+ *   superblock write of a log that was not closed cleanly, with no group
+ *   sealed after their acknowledgement. With one group in flight that is the
+ *   last group; with W in flight, up to the last W groups, even with others
+ *   written after them (a group sealed while they were in flight attests
+ *   nothing about them: TORN_BESIDE). Damage that removes them whole (zeros,
+ *   or a block of an earlier lap) reads as CLEAN or TORN_TAIL at the last
+ *   group that survives; a changed byte in one reads TORN_TAIL. Everything
+ *   up to end_seq, and everything of a cleanly closed log, is proven.
  *
  *   CORRUPT reports the first LSN whose bytes are in block q and q's byte
  *   offset. Open fails on CORRUPT unless salvage was asked for; salvage

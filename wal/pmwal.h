@@ -120,7 +120,9 @@ struct pmwal_options {
 	uint32_t queue_depth;	   /* io_uring entries; 0 = 64 */
 	/* Flash (files, block devices): groups written at once, each acked
 	 * only once it and every earlier one are durable; 0 = default (1),
-	 * at most 4. Mapped media write one group at a time. */
+	 * at most 4. Mapped media write one group at a time. Cost: after a
+	 * crash, media damage to the last W acked groups (not one) reads as
+	 * a torn tail, not corruption (wal/format.c, RECOVERY DECISION TABLE). */
 	uint32_t groups_in_flight;
 	uint32_t reserved32; /* must be zero */
 	/* Where pmwal_open() writes a message if it fails (may be NULL). */

@@ -26,8 +26,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # under TSan; stress_threads and pmwal crashtest are plain programs): many
 # appender threads on each medium, and the random crash campaign's threaded
 # rounds with async appends and callbacks.
-echo "== ThreadSanitizer build (stress_threads, crashtest_random)"
+echo "== ThreadSanitizer build (stress_threads, crashtest_random, crashtest_inflight)"
 TSAN_OPTIONS=halt_on_error=1 \
 	run build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMWAL_TSAN=ON \
-	-R '^(stress_threads|crashtest_random)$' || status=1
+	-R '^(stress_threads|crashtest_random|crashtest_inflight)$' || status=1
 exit $status

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,7 +311,8 @@ static int nvme_write_locked(struct pmwal_sim *s, const uint8_t *src, uint64_t o
 	return pend_add(s, at, len);
 }
 
-static int nvme_commit_locked(struct pmwal_sim *s, const struct wal_io *ios, int count)
+static int nvme_commit_locked(struct pmwal_sim *s, const struct wal_io *ios, int count,
+			      uint32_t lanes)
 {
 	struct sim_unit *w;
 	size_t n = 0, k = 0;
@@ -356,6 +358,8 @@ static int nvme_commit_locked(struct pmwal_sim *s, const struct wal_io *ios, int
 
 		rc = nvme_write_locked(s, src, w[i].off, w[i].len);
 		pthread_mutex_unlock(&s->mu);
+		if (lanes > 1)
+			sched_yield(); /* let another group's writes go first */
 		pthread_mutex_lock(&s->mu);
 	}
 	free(w);
@@ -382,7 +386,7 @@ static int sim_commit(struct wal_dev *dev, const struct wal_io *ios, int count,
 		if (!rc)
 			rc = mapped_barrier_locked(s);
 	} else {
-		rc = nvme_commit_locked(s, ios, count);
+		rc = nvme_commit_locked(s, ios, count, dev->commit_lanes);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return rc;

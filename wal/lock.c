@@ -170,6 +170,14 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 			usleep(5000);
 			continue;
 		}
+		/* No mark at all: the holder may have let go between our two
+		 * looks (its file released just now: a takeover right after the
+		 * writer died was refused so, naming no one). Look again, briefly;
+		 * a holder that leaves no mark is still refused within 20 ms. */
+		if (pid < 0 && hns < 0 && waited < 20) {
+			usleep(5000);
+			continue;
+		}
 		if (pid > 0 && !here && hns >= 0)
 			snprintf(err, errlen,
 				 "%s: log is open for writing by pid %lld of another PID "

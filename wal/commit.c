@@ -113,6 +113,12 @@ static uint64_t staged_blocks(const struct pmwal *w)
 	return n;
 }
 
+/* Whether a group is being led, written or gathered (mu held). */
+bool wal_busy(const struct pmwal *w)
+{
+	return w->inflight || w->direct_blocks || w->gathering;
+}
+
 /*
  * Whether another group may be led now (mu held). Beside groups in flight,
  * only once the open one holds WAL_INFLIGHT_MIN_BLOCKS (or is full): groups
@@ -351,9 +357,11 @@ static void wake_stage(void *arg)
 	pthread_cond_broadcast(&((struct stage *)arg)->cv);
 }
 
-static struct stage *oldest_in_flight(struct pmwal *w)
+/* The group in flight @back places behind the open stage (mu held):
+ * w->inflight is the oldest, 1 the newest. */
+static struct stage *in_flight(struct pmwal *w, uint32_t back)
 {
-	return &w->stage[(w->active + w->nstages - w->inflight) % w->nstages];
+	return &w->stage[(w->active + w->nstages - back) % w->nstages];
 }
 
 /*
@@ -366,7 +374,7 @@ static struct stage *oldest_in_flight(struct pmwal *w)
 static void retire(struct pmwal *w, struct stage *keep)
 {
 	while (w->inflight) {
-		struct stage *o = oldest_in_flight(w);
+		struct stage *o = in_flight(w, w->inflight);
 
 		if (!o->done)
 			break;
@@ -565,7 +573,7 @@ static bool spin_for_durable(struct pmwal *w, uint64_t lsn)
 static struct stage *stage_holding(struct pmwal *w, uint64_t lsn)
 {
 	for (uint32_t i = w->inflight; i > 0; i--) {
-		struct stage *st = &w->stage[(w->active + w->nstages - i) % w->nstages];
+		struct stage *st = in_flight(w, i);
 
 		if (st->nrecords && lsn >= st->first_lsn && lsn <= st->last_lsn)
 			return st;
@@ -872,8 +880,7 @@ static int direct_store(struct pmwal *w, const struct iovec *recs, int count,
 static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 			 uint64_t *first)
 {
-	if (w->inflight || w->direct_blocks || w->gathering || w->stage[w->active].nblocks ||
-	    w->failed || w->closing)
+	if (wal_busy(w) || w->stage[w->active].nblocks || w->failed || w->closing)
 		return -EAGAIN;
 	uint64_t n = layout_blocks(w, recs, count);
 

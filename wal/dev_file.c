@@ -95,6 +95,31 @@ static void lane_give(struct file_dev *f, struct lane *l)
 	pthread_mutex_unlock(&f->lane_mu);
 }
 
+/* Sets up @l's ring, with the file registered where the kernel allows it. */
+static int lane_init(struct file_dev *f, struct lane *l)
+{
+	int rc = io_uring_queue_init(f->queue_depth, &l->ring, 0);
+
+	if (rc < 0)
+		return rc;
+	l->ready = true;
+	l->fixed_file = io_uring_register_files(&l->ring, &f->fd, 1) == 0;
+	return 0;
+}
+
+/* A ring lets go of a registered file only in its teardown, which the kernel
+ * finishes later; unregistering waits for it here, so that the writer lock
+ * (on this open file) is free once pmwal_close() returns. */
+static void lane_exit(struct lane *l)
+{
+	if (!l->ready)
+		return;
+	if (l->fixed_file)
+		io_uring_unregister_files(&l->ring);
+	io_uring_queue_exit(&l->ring);
+	l->ready = false;
+}
+
 static void count(uint64_t *c)
 {
 	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
@@ -428,18 +453,9 @@ static void file_close(struct wal_dev *dev)
 
 	if (!f)
 		return;
-	/* A ring lets go of a registered file only in its teardown, which the
-	 * kernel finishes later; unregistering waits for it here, so that the
-	 * writer lock (on this open file) is free once pmwal_close() returns. */
-	for (int i = 0; i <= f->nlanes; i++) {
-		struct lane *l = i < f->nlanes ? &f->lane[i] : &f->rd;
-
-		if (!l->ready)
-			continue;
-		if (l->fixed_file)
-			io_uring_unregister_files(&l->ring);
-		io_uring_queue_exit(&l->ring);
-	}
+	for (int i = 0; i < f->nlanes; i++)
+		lane_exit(&f->lane[i]);
+	lane_exit(&f->rd);
 	pthread_mutex_destroy(&f->rd_mu);
 	if (f->fd >= 0)
 		close(f->fd);
@@ -666,31 +682,20 @@ static int setup_uring(struct file_dev *f, const struct wal_dev_params *p, char 
 	/* A ring for reads (recovery's scan, wal_locate), and a writer one per
 	 * group it may have in flight. */
 	int lanes = p->readonly ? 0 : p->commit_lanes < 1 ? 1 : (int)p->commit_lanes;
-	int rc = io_uring_queue_init(f->queue_depth, &f->rd.ring, 0);
+	int rc = lane_init(f, &f->rd);
 
 	if (rc < 0)
 		goto refused;
-	f->rd.ready = true;
-	f->rd.fixed_file = io_uring_register_files(&f->rd.ring, &f->fd, 1) == 0;
 
 	if (lanes > (int)WAL_INFLIGHT_MAX)
 		lanes = (int)WAL_INFLIGHT_MAX;
-	for (f->nlanes = 0; f->nlanes < lanes; f->nlanes++) {
-		struct lane *l = &f->lane[f->nlanes];
-
-		rc = io_uring_queue_init(f->queue_depth, &l->ring, 0);
-		if (rc < 0)
+	for (f->nlanes = 0; f->nlanes < lanes; f->nlanes++)
+		if ((rc = lane_init(f, &f->lane[f->nlanes])) < 0)
 			break;
-		l->ready = true;
-		l->fixed_file = io_uring_register_files(&l->ring, &f->fd, 1) == 0;
-	}
 	if (rc < 0 && f->nlanes > 0) {
 		rc = 0; /* fewer lanes than asked (a ring limit): fewer in flight */
 	} else if (rc < 0) {
-		if (f->rd.fixed_file)
-			io_uring_unregister_files(&f->rd.ring);
-		io_uring_queue_exit(&f->rd.ring);
-		f->rd.ready = false;
+		lane_exit(&f->rd);
 refused:
 		snprintf(
 		    err, errlen,

@@ -22,6 +22,12 @@
 
 #define WAL_GROUP_BYTES_DEFAULT (1u << 20)
 #define WAL_INFLIGHT_DEFAULT	1u /* groups in flight on flash (options) */
+
+/* The groups in flight the options ask for. */
+static uint32_t inflight_wanted(const struct pmwal_options *opt)
+{
+	return opt->groups_in_flight ? opt->groups_in_flight : WAL_INFLIGHT_DEFAULT;
+}
 #define WAL_QUEUE_DEPTH_MAX	4096u
 #define WAL_WINDOW_US_MAX	1000000u
 
@@ -515,8 +521,7 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 	 * microsecond of stores and one barrier, nothing to overlap. */
 	w->inflight_max = 1;
 	if (!dev->ops->map) {
-		uint32_t want = opt->groups_in_flight ? opt->groups_in_flight
-						      : WAL_INFLIGHT_DEFAULT;
+		uint32_t want = inflight_wanted(opt);
 		uint32_t lanes = dev->commit_lanes ? dev->commit_lanes : 1;
 
 		w->inflight_max = want < lanes ? want : lanes;
@@ -603,7 +608,7 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	    .no_uring = opt->flags & PMWAL_OPEN_NO_URING,
 	    .fdatasync = opt->flags & PMWAL_OPEN_FDATASYNC,
 	    .queue_depth = opt->queue_depth,
-	    .commit_lanes = opt->groups_in_flight ? opt->groups_in_flight : WAL_INFLIGHT_DEFAULT,
+	    .commit_lanes = inflight_wanted(opt),
 	};
 	if (opt->flags & PMWAL_OPEN_CREATE) {
 		struct pmwal_target t;
@@ -660,7 +665,7 @@ int pmwal_close(struct pmwal *w)
 		if (!w->failed && w->next_lsn > w->durable_lsn + 1)
 			rc = wal_wait_durable(w, w->next_lsn - 1);
 		w->closing = true;
-		while (w->inflight || w->direct_blocks || w->gathering || w->cb_running)
+		while (wal_busy(w) || w->cb_running)
 			pthread_cond_wait(&w->cv_done, &w->mu);
 		/* io_lock before mu, as release takes them. */
 		pthread_mutex_unlock(&w->mu);

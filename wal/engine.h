@@ -164,6 +164,7 @@ void wal_set_err(struct pmwal *w, const char *fmt, ...) __attribute__((format(pr
 /* commit.c: all with mu held. */
 void wal_stage_reset(struct stage *s); /* empty, no callbacks */
 void wal_wake_all(struct pmwal *w);
+bool wal_busy(const struct pmwal *w); /* a group led, in flight or gathered */
 void wal_fail_stop(struct pmwal *w, int rc);
 int wal_wait_durable(struct pmwal *w, uint64_t lsn);
 int wal_start_committer(struct pmwal *w);

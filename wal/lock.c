@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -143,8 +144,16 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 {
 	struct flock fl;
 	uint64_t ns = pid_ns();
+	struct timespec t0, now;
 
-	for (long waited = 0;; waited += 5) {
+	/* The bounds below are wall-clock milliseconds, not rounds of the loop:
+	 * on a loaded machine a round took far longer than its 5 ms sleep, the
+	 * 3 s wait for a forked holder lasted past its 30 s, and the open that
+	 * should have been refused succeeded (test_lock in CI). */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	now = t0;
+	for (long waited = 0;; waited = (now.tv_sec - t0.tv_sec) * 1000L +
+					(now.tv_nsec - t0.tv_nsec) / 1000000L) {
 		if (ofd_lock(fd, F_WRLCK, 0, 1, F_OFD_SETLK, &fl) == 0)
 			break;
 		int rc = errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
@@ -168,6 +177,7 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		if (pid > 0 && here && pid != (long long)getpid() && holder_exited((long)pid) &&
 		    waited < WAL_LOCK_WAIT_MS) {
 			usleep(5000);
+			clock_gettime(CLOCK_MONOTONIC, &now);
 			continue;
 		}
 		/* No mark at all: the holder may have let go between our two
@@ -176,6 +186,7 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		 * a holder that leaves no mark is still refused within 20 ms. */
 		if (pid < 0 && hns < 0 && waited < 20) {
 			usleep(5000);
+			clock_gettime(CLOCK_MONOTONIC, &now);
 			continue;
 		}
 		if (pid > 0 && !here && hns >= 0)

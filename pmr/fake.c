@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,10 @@ struct pmr_fake {
 	int fd;
 	uint64_t file_bytes;
 	/* pending-line bitmap, and the line range [lo, hi) that may hold set
-	 * bits, so a commit scans what was written, not the region */
+	 * bits, so a commit scans what was written, not the region; lock
+	 * guards them, barriers and commit_err (several threads store and
+	 * barrier at once, as appenders on one log do) */
+	pthread_mutex_t lock;
 	uint64_t *pending;
 	uint64_t pending_lo, pending_hi;
 	/* register block */
@@ -227,15 +231,18 @@ static void fake_commit(struct pmr_fake *f)
  * the crash point the target asked for (crash_at=N). Then the power fails
  * as this barrier is in flight: some of its stores land (crash_mode), and
  * the process dies before anyone can be told the barrier completed. */
+static int power_loss_locked(struct pmr_fake *f, uint64_t seed, int mode);
+
 static void fake_barrier_read(struct pmr_fake *f)
 {
+	pthread_mutex_lock(&f->lock);
 	if (f->pending_hi && f->o.crash_at && ++f->barriers == f->o.crash_at) {
-		pmr_fake_power_loss(&f->r,
-				    f->o.crash_seed ? f->o.crash_seed : f->o.crash_at,
-				    (int)f->o.crash_mode);
+		power_loss_locked(f, f->o.crash_seed ? f->o.crash_seed : f->o.crash_at,
+				  (int)f->o.crash_mode);
 		raise(SIGKILL);
 	}
 	fake_commit(f);
+	pthread_mutex_unlock(&f->lock);
 }
 
 static uint32_t fake_read32(struct pmr_ctrl *c, uint32_t off)
@@ -287,8 +294,14 @@ static void fake_pmr_read(struct pmr_ctrl *c)
 
 static int fake_barrier_check(struct pmr_ctrl *c)
 {
+	struct pmr_fake *f = ctrl_to_fake(c);
+	int rc;
+
 	/* The file write failing is this model's media error. */
-	return ctrl_to_fake(c)->commit_err ? -EIO : 0;
+	pthread_mutex_lock(&f->lock);
+	rc = f->commit_err ? -EIO : 0;
+	pthread_mutex_unlock(&f->lock);
+	return rc;
 }
 
 static const struct pmr_ctrl_ops fake_ctrl_ops = {
@@ -305,12 +318,14 @@ static void fake_copy_nodrain(struct pmr_region *r, uint64_t off, const void *sr
 	uint64_t first = off / LINE_BYTES, last = (off + len - 1) / LINE_BYTES;
 
 	memcpy(r->base + off, src, len);
+	pthread_mutex_lock(&f->lock);
 	for (uint64_t l = first; l <= last; l++)
 		f->pending[l / 64] |= 1ull << (l % 64);
 	if (f->pending_hi == 0 || first < f->pending_lo)
 		f->pending_lo = first;
 	if (last + 1 > f->pending_hi)
 		f->pending_hi = last + 1;
+	pthread_mutex_unlock(&f->lock);
 }
 
 static int fake_barrier(struct pmr_region *r)
@@ -330,6 +345,7 @@ static void fake_close(struct pmr_region *r)
 	free(f->pending);
 	if (f->fd >= 0)
 		close(f->fd);
+	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
 
@@ -402,6 +418,7 @@ int pmr_fake_open(const struct pmr_params *p, const char *spec, struct pmr_regio
 	if (!f)
 		return pmr_errf(err, errlen, -ENOMEM, "out of memory");
 	f->fd = -1;
+	pthread_mutex_init(&f->lock, NULL);
 	rc = parse_spec(spec, &f->o, err, errlen);
 	if (rc)
 		goto cleanup;
@@ -513,14 +530,11 @@ static int lose_line(struct pmr_fake *f, uint64_t line, uint64_t *rng, int mode)
 	return 0;
 }
 
-int pmr_fake_power_loss(struct pmr_region *r, uint64_t seed, int mode)
+static int power_loss_locked(struct pmr_fake *f, uint64_t seed, int mode)
 {
-	struct pmr_fake *f = (struct pmr_fake *)r;
 	uint64_t rng = seed;
 	int count = 0, rc;
 
-	if (!pmr_is_fake(r) || mode < PMR_LOSS_DROP_ALL || mode > PMR_LOSS_GARBAGE_LINES)
-		return -EINVAL;
 	for (uint64_t line = f->pending_lo; line < f->pending_hi; line++) {
 		if (!line_pending(f, line))
 			continue;
@@ -533,6 +547,19 @@ int pmr_fake_power_loss(struct pmr_region *r, uint64_t seed, int mode)
 	return count;
 }
 
+int pmr_fake_power_loss(struct pmr_region *r, uint64_t seed, int mode)
+{
+	struct pmr_fake *f = (struct pmr_fake *)r;
+	int rc;
+
+	if (!pmr_is_fake(r) || mode < PMR_LOSS_DROP_ALL || mode > PMR_LOSS_GARBAGE_LINES)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	rc = power_loss_locked(f, seed, mode);
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
 int pmr_fake_set_hsts(struct pmr_region *r, unsigned hsts)
 {
 	if (!pmr_is_fake(r) || hsts > 7)
@@ -543,12 +570,14 @@ int pmr_fake_set_hsts(struct pmr_region *r, unsigned hsts)
 
 uint64_t pmr_fake_pending_bytes(const struct pmr_region *r)
 {
-	const struct pmr_fake *f = (const struct pmr_fake *)r;
+	struct pmr_fake *f = (struct pmr_fake *)r;
 	uint64_t n = 0;
 
 	if (!pmr_is_fake(r))
 		return 0;
+	pthread_mutex_lock(&f->lock);
 	for (uint64_t line = f->pending_lo; line < f->pending_hi; line++)
 		n += line_pending(f, line) ? line_len(f, line) : 0;
+	pthread_mutex_unlock(&f->lock);
 	return n;
 }

@@ -207,10 +207,93 @@ static int stage_add(struct pmwal *w, const struct iovec *recs, int count,
 	return 0;
 }
 
+/* ---- waiting without sleeping ------------------------------------------ */
+
+/*
+ * On mapped media a group takes about a microsecond, while a sleep on a
+ * condition variable and the wake-up cost several: two appenders then ran
+ * slower than one (0.76x). A waiter first spins on the word it waits for
+ * (the published durable LSN, the seal turn) for a few microseconds, no lock
+ * held, and sleeps only if that was not enough. At most one spinner per
+ * spare core. Returns true if *@word reached @want.
+ */
+#define WAL_SPIN_NS 8000
+
+static bool spin_until(struct pmwal *w, const uint64_t *word, uint64_t want)
+{
+	bool reached = false;
+
+	if (!w->spin_max)
+		return false;
+	if (__atomic_fetch_add(&w->spinners, 1, __ATOMIC_RELAXED) >= w->spin_max) {
+		__atomic_fetch_sub(&w->spinners, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 1;; i++) {
+		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) >= want) {
+			reached = true;
+			break;
+		}
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+		if (i % 16 == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >
+			    WAL_SPIN_NS)
+				break;
+		}
+	}
+	__atomic_fetch_sub(&w->spinners, 1, __ATOMIC_RELAXED);
+	return reached;
+}
+
+/* Spins for @lsn to become durable, mu released meanwhile; none while others
+ * sleep (more appenders than cores: a spinner would take the core the
+ * writer needs). Returns with mu held; true if it spun. */
+static bool spin_for_durable(struct pmwal *w, uint64_t lsn)
+{
+	if (!w->spin_max || w->sleepers ||
+	    __atomic_load_n(&w->spinners, __ATOMIC_RELAXED) >= w->spin_max)
+		return false;
+	pthread_mutex_unlock(&w->mu);
+	(void)spin_until(w, &w->durable_lsn, lsn);
+	pthread_mutex_lock(&w->mu);
+	return true;
+}
+
+/* Waits for the seal turn of @ticket (no lock held): then the caller owns
+ * prev_checksum until turn_pass. */
+static void turn_wait(struct pmwal *w, uint64_t ticket)
+{
+	if (__atomic_load_n(&w->seal_turn, __ATOMIC_ACQUIRE) == ticket ||
+	    spin_until(w, &w->seal_turn, ticket))
+		return;
+	pthread_mutex_lock(&w->seal_mu);
+	w->seal_sleepers++;
+	while (__atomic_load_n(&w->seal_turn, __ATOMIC_ACQUIRE) != ticket)
+		pthread_cond_wait(&w->seal_cv, &w->seal_mu);
+	w->seal_sleepers--;
+	pthread_mutex_unlock(&w->seal_mu);
+}
+
+/* Hands the seal turn to the next ticket. */
+static void turn_pass(struct pmwal *w)
+{
+	pthread_mutex_lock(&w->seal_mu);
+	__atomic_store_n(&w->seal_turn, w->seal_turn + 1, __ATOMIC_RELEASE);
+	if (w->seal_sleepers)
+		pthread_cond_broadcast(&w->seal_cv);
+	pthread_mutex_unlock(&w->seal_mu);
+}
+
 /* ---- group commit -------------------------------------------------------- */
 
 /* Fills in what only the leader knows: position, chain and group shape.
- * Called in ticket order (seal_mu held): it continues the chain. */
+ * Called holding the seal turn: it continues the chain. */
 static void seal_group(struct pmwal *w, struct stage *s, uint64_t durable_hint)
 {
 	uint64_t prev = w->prev_checksum;
@@ -445,13 +528,9 @@ again:
 	}
 	pthread_mutex_unlock(&w->mu);
 
-	pthread_mutex_lock(&w->seal_mu);
-	while (w->seal_turn != s->ticket)
-		pthread_cond_wait(&w->seal_cv, &w->seal_mu);
+	turn_wait(w, s->ticket);
 	seal_group(w, s, hint);
-	w->seal_turn++;
-	pthread_cond_broadcast(&w->seal_cv);
-	pthread_mutex_unlock(&w->seal_mu);
+	turn_pass(w);
 
 	uint64_t n = w->sb.capacity_blocks, slot = s->seq0 % n;
 	uint64_t first_part = n - slot < s->nblocks ? n - slot : s->nblocks;
@@ -527,48 +606,6 @@ again:
 	return rc;
 }
 
-/* Waits until @lsn is durable, leading groups as needed (mu held). */
-/*
- * On mapped media a group takes about a microsecond, while a sleep on a
- * condition variable and the wake-up cost several: two appenders then ran
- * slower than one (0.76x). A waiter first spins on the published durable LSN
- * for a few microseconds, mu released, and sleeps only if that was not
- * enough. At most one spinner per spare core, and none while others sleep
- * (more appenders than cores: a spinner would take the core the leader
- * needs). Returns with mu held; true if it spun.
- */
-#define WAL_SPIN_NS 8000
-
-static bool spin_for_durable(struct pmwal *w, uint64_t lsn)
-{
-	if (!w->spin_max || w->sleepers ||
-	    __atomic_fetch_add(&w->spinners, 1, __ATOMIC_RELAXED) >= w->spin_max) {
-		if (w->spin_max)
-			__atomic_fetch_sub(&w->spinners, 1, __ATOMIC_RELAXED);
-		return false;
-	}
-	pthread_mutex_unlock(&w->mu);
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (unsigned i = 1;; i++) {
-		if (__atomic_load_n(&w->durable_lsn, __ATOMIC_ACQUIRE) >= lsn)
-			break;
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-		if (i % 16 == 0) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >
-			    WAL_SPIN_NS)
-				break;
-		}
-	}
-	__atomic_fetch_sub(&w->spinners, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&w->mu);
-	return true;
-}
-
 /* The group in flight that holds @lsn, or NULL (mu held). */
 static struct stage *stage_holding(struct pmwal *w, uint64_t lsn)
 {
@@ -581,6 +618,7 @@ static struct stage *stage_holding(struct pmwal *w, uint64_t lsn)
 	return NULL;
 }
 
+/* Waits until @lsn is durable, leading groups as needed (mu held). */
 int wal_wait_durable(struct pmwal *w, uint64_t lsn)
 {
 	bool spun = false;
@@ -666,14 +704,31 @@ int wal_start_committer(struct pmwal *w)
 /* ---- direct groups on mapped media --------------------------------------- */
 
 /*
- * On a mapped medium (pmem, PMR) a group that holds only the calling
- * appender's records skips the staging buffer. Payload runs of at least
- * WAL_DIRECT_RUN bytes are stored from the caller's buffer straight into the
- * mapping with non-temporal stores and no drain; block headers and short
- * pieces go through one scratch block image. Each block's checksum is
- * computed over the same pieces in order (wal_block_seal_pieces), and one barrier makes
- * the whole group durable. The blocks are byte for byte those the staging
- * path writes: both lay records out with format.h's wal_layout.
+ * On a mapped medium (pmem, PMR) a blocking appender that finds no staged
+ * group writes its records as a group of its own, straight into the mapping,
+ * and up to WAL_DIRECT_GROUPS appenders do so at once. Each one:
+ *
+ *   1. reserves LSNs, blocks and a seal ticket under mu (a few loads and
+ *      stores), and lets go of it;
+ *   2. lays its blocks out (format.h's wal_layout): block headers and short
+ *      pieces into its own scratch images, payload runs of at least
+ *      WAL_DIRECT_RUN bytes left in the caller's buffer;
+ *   3. in ticket order, seals: each block's checksum over the same pieces
+ *      (wal_block_seal_pieces), continuing the hash chain from the group
+ *      before (the only serial step: a 4 KiB hash, no lock held, waited for
+ *      by spinning on a spare core);
+ *   4. stores every piece with non-temporal stores and issues its own
+ *      barrier: a barrier covers the stores of the thread that issues it;
+ *   5. retires, under mu, every finished group in LSN order: a record is
+ *      acknowledged only once its group and every earlier one are durable.
+ *
+ * So appenders copy and flush concurrently and sleep only when their
+ * predecessor was preempted. The blocks are byte for byte those the staging
+ * path writes. Direct groups and staged groups never overlap: a direct group
+ * starts only while no staged group is open or in flight, and a staged group
+ * is led only once every direct group is retired. Several direct groups in
+ * flight are what format.c's GROUPS AND ACKNOWLEDGEMENT allows (at most
+ * WAL_INFLIGHT_MAX, each carrying the durable_lsn of its reservation).
  */
 
 struct dseg {
@@ -690,7 +745,46 @@ struct dblock {
 	struct dseg seg[WAL_DIRECT_SEGS]; /* payload, in order */
 };
 
+/* One appender's direct group, from reservation to retirement. */
+struct dgroup {
+	uint8_t *img; /* WAL_DIRECT_BLOCKS scratch images */
+	struct dblock blk[WAL_DIRECT_BLOCKS];
+	struct wal_io io[WAL_DIRECT_BLOCKS * (WAL_DIRECT_SEGS + 1)];
+	int nio;
+	uint64_t seq0, first, last, ticket, hint;
+	uint32_t n;
+	int rc;
+	bool done; /* its barrier returned (or failed): rc is final */
+	uint8_t bug_word[8]; /* seeded bug TORN_COMMIT_WORD only */
+	struct wal_io bug_io;
+};
+
 _Static_assert(WAL_DIRECT_SEGS <= WAL_SEAL_PIECES_MAX, "a block's pieces fit the sealer");
+_Static_assert(WAL_DIRECT_GROUPS <= WAL_INFLIGHT_MAX,
+	       "direct groups in flight stay inside recovery's look-ahead");
+
+int wal_direct_init(struct pmwal *w)
+{
+	w->dg = calloc(WAL_DIRECT_GROUPS, sizeof(*w->dg));
+	if (!w->dg)
+		return -ENOMEM;
+	for (int i = 0; i < (int)WAL_DIRECT_GROUPS; i++) {
+		w->dg[i].img = wal_alloc_io((size_t)WAL_DIRECT_BLOCKS * WAL_BLOCK_BYTES);
+		if (!w->dg[i].img)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void wal_direct_free(struct pmwal *w)
+{
+	if (!w->dg)
+		return;
+	for (int i = 0; i < (int)WAL_DIRECT_GROUPS; i++)
+		free(w->dg[i].img);
+	free(w->dg);
+	w->dg = NULL;
+}
 
 /* Blocks that @count records take as one group, or 0 if one of them is not
  * a valid record for this log. */
@@ -706,8 +800,9 @@ static uint64_t layout_blocks(const struct pmwal *w, const struct iovec *recs, i
 	return l.nblocks;
 }
 
-static void db_begin(struct dblock *d, uint64_t lsn)
+static void db_begin(struct dblock *d, uint8_t *img, uint64_t lsn)
 {
+	d->img = img;
 	wal_block_begin(d->img, lsn);
 	d->fill = 0;
 	d->nseg = 0;
@@ -750,185 +845,259 @@ static void db_put(struct dblock *d, const void *src, uint32_t len)
 	db_scratch(d, p + (b - off), b, off + len - b);
 }
 
-/* Seals the block laid out in @d as block @idx of @n at @seq, and appends
- * its pieces to @io (*nio of them so far). */
-static void db_end(struct pmwal *w, struct dblock *d, uint64_t seq, uint32_t idx,
-		   uint32_t n, uint64_t hint, uint64_t *prev, struct wal_io *io, int *nio)
+/* Bytes of the image the checksum's head covers: the header and a scratch
+ * piece right after it. */
+static uint32_t db_head(const struct dblock *d)
 {
-	uint64_t slot = seq % w->sb.capacity_blocks, base = wal_slot_offset(slot);
-	struct iovec pv[WAL_DIRECT_SEGS];
-	uint32_t head = WAL_HDR_BYTES;
-	int first = 0, np = 0;
+	return WAL_HDR_BYTES + (d->nseg && d->seg[0].scratch ? d->seg[0].len : 0);
+}
 
+/* Ends the layout of block @d in ring slot @slot: appends its pieces to
+ * @g's stores, the header's line last. */
+static void db_end(struct pmwal *w, struct dgroup *g, struct dblock *d, uint64_t slot)
+{
+	uint64_t base = wal_slot_offset(slot);
+	int first = d->nseg && d->seg[0].scratch; /* stored with the header */
+
+	(void)w;
 	wal_block_set_used(d->img, d->fill);
-	wal_block_place(d->img, &(struct wal_block_pos){
-				    .log_id = w->sb.log_id,
-				    .seq = seq,
-				    .prev_checksum = *prev,
-				    .durable_lsn = hint,
-				    .epoch = w->sb.epoch,
-				    .group_index = idx,
-				    .group_blocks = n,
-				});
-	if (d->nseg && d->seg[0].scratch) { /* follows the header in the image */
-		head += d->seg[0].len;
-		first = 1;
-	}
 	for (int i = first; i < d->nseg; i++) {
-		const struct dseg *g = &d->seg[i];
+		const struct dseg *s = &d->seg[i];
 
-		pv[np++] = (struct iovec){(void *)g->src, g->len};
-		if (!g->scratch) {
-			io[(*nio)++] = (struct wal_io){g->src, g->len, base + g->off};
+		if (!s->scratch) {
+			g->io[g->nio++] = (struct wal_io){s->src, s->len, base + s->off};
 			continue;
 		}
 		/* Whole lines of the image: their other bytes are the block's. */
-		uint32_t lo = g->off & ~63u, hi = (g->off + g->len + 63) & ~63u;
+		uint32_t lo = s->off & ~63u, hi = (s->off + s->len + 63) & ~63u;
 
-		io[(*nio)++] = (struct wal_io){d->img + lo, hi - lo, base + lo};
+		g->io[g->nio++] = (struct wal_io){d->img + lo, hi - lo, base + lo};
 	}
-	*prev = wal_block_seal_pieces(d->img, head, pv, np, slot);
-	io[(*nio)++] = (struct wal_io){d->img, (head + 63) & ~63u, base};
+	g->io[g->nio++] = (struct wal_io){d->img, (db_head(d) + 63) & ~63u, base};
 }
 
-/*
- * Stores @count records from LSN @lsn as one group of @n blocks at @seq0. All
- * the cached work (layout, checksums) comes first and the non-temporal stores
- * after it, back to back: a cached store issued behind non-temporal ones
- * waits for them.
- */
-static int direct_store(struct pmwal *w, const struct iovec *recs, int count,
-			uint64_t lsn, uint64_t seq0, uint32_t n, uint64_t hint,
-			uint64_t *prev)
+/* Places and seals block @d as block @idx of @g after the block whose
+ * checksum is @prev; returns its checksum. */
+static uint64_t db_seal(const struct pmwal *w, const struct dgroup *g, struct dblock *d,
+			uint32_t idx, uint64_t prev)
 {
-	struct dblock d = {.img = w->dscratch};
-	struct wal_layout lay = {0, 0}; /* d.fill follows lay.fill */
-	uint32_t idx = 0;
-	int nio = 0;
+	uint64_t seq = g->seq0 + idx;
+	struct iovec pv[WAL_DIRECT_SEGS];
+	int first = d->nseg && d->seg[0].scratch, np = 0;
 
+	wal_block_place(d->img, &(struct wal_block_pos){
+				    .log_id = w->sb.log_id,
+				    .seq = seq,
+				    .prev_checksum = prev,
+				    .durable_lsn = g->hint,
+				    .epoch = w->sb.epoch,
+				    .group_index = idx,
+				    .group_blocks = g->n,
+				});
+	for (int i = first; i < d->nseg; i++)
+		pv[np++] = (struct iovec){(void *)d->seg[i].src, d->seg[i].len};
+	return wal_block_seal_pieces(d->img, db_head(d), pv, np, seq % w->sb.capacity_blocks);
+}
+
+/* Step 2: lays @count records from LSN g->first out as g's blocks. */
+static void direct_layout(struct pmwal *w, struct dgroup *g, const struct iovec *recs,
+			  int count)
+{
+	struct wal_layout lay = {0, 0}; /* d->fill follows lay.fill */
+	struct dblock *d = NULL;
+	uint64_t lsn = g->first, cap = w->sb.capacity_blocks;
+	uint32_t idx = 0;
+
+	g->nio = 0;
 	for (int r = 0; r < count; r++, lsn++) {
 		const uint8_t *src = recs[r].iov_base;
 		size_t len = recs[r].iov_len;
 		uint8_t rec_hdr[WAL_REC_HDR_BYTES];
 
 		if (wal_layout_record(&lay)) {
-			if (lay.nblocks > 1) {
-				db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio,
-				       &nio);
-				d.img = w->dscratch + (size_t)++idx * WAL_BLOCK_BYTES;
-			}
-			db_begin(&d, lsn);
+			if (d)
+				db_end(w, g, d, (g->seq0 + idx++) % cap);
+			d = &g->blk[idx];
+			db_begin(d, g->img + (size_t)idx * WAL_BLOCK_BYTES, lsn);
 		}
-		wal_block_start_record(d.img, lay.fill, lsn);
+		wal_block_start_record(d->img, lay.fill, lsn);
 		wal_record_len_put(rec_hdr, (uint32_t)len);
-		db_put(&d, rec_hdr, WAL_REC_HDR_BYTES);
+		db_put(d, rec_hdr, WAL_REC_HDR_BYTES);
 		lay.fill += WAL_REC_HDR_BYTES;
 		while (len > 0) {
 			bool new_block;
 			uint32_t take = wal_layout_take(&lay, len, &new_block);
 
 			if (new_block) {
-				db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio,
-				       &nio);
-				d.img = w->dscratch + (size_t)++idx * WAL_BLOCK_BYTES;
-				db_begin(&d, lsn);
+				db_end(w, g, d, (g->seq0 + idx++) % cap);
+				d = &g->blk[idx];
+				db_begin(d, g->img + (size_t)idx * WAL_BLOCK_BYTES, lsn);
 			}
-			db_put(&d, src, take);
+			db_put(d, src, take);
 			lay.fill += take;
 			src += take;
 			len -= take;
 		}
 	}
-	assert(idx + 1 == n);
-	db_end(w, &d, seq0 + idx, idx, n, hint, prev, w->dio, &nio);
+	assert(idx + 1 == g->n);
+	db_end(w, g, d, (g->seq0 + idx) % cap);
+}
+
+/* Step 4: stores g's pieces (the seeded bugs break exactly this). */
+static int direct_store(struct pmwal *w, struct dgroup *g)
+{
+	int nio = g->nio;
+
 	if (PMWAL_BUG(LAST_LINE_UNFLUSHED)) {
 		/* The last piece (the last block's header line) by a plain store:
 		 * visible in the mapping, never flushed. */
-		struct wal_io *l = &w->dio[--nio];
+		struct wal_io *l = &g->io[--nio];
 
 		memcpy((uint8_t *)w->dev->ops->map(w->dev) + l->off, l->buf, l->len);
 	}
 	if (PMWAL_BUG(COMMIT_WORD_FIRST)) {
 		/* The last block's header (its checksum commits the group) made
 		 * durable first, the payload after it and never drained. */
-		int rc = w->dev->ops->store(w->dev, &w->dio[nio - 1], 1);
+		int rc = w->dev->ops->store(w->dev, &g->io[nio - 1], 1);
 
 		if (!rc)
 			rc = w->dev->ops->barrier(w->dev);
 		if (!rc)
-			rc = w->dev->ops->store(w->dev, w->dio, nio - 1);
+			rc = w->dev->ops->store(w->dev, g->io, nio - 1);
 		return rc;
 	}
 	if (PMWAL_BUG(TORN_COMMIT_WORD)) {
 		/* The checksum as two 4-byte stores: the high half goes after
 		 * the barrier (append_direct), the low half now. */
-		struct wal_io *l = &w->dio[nio - 1];
+		struct wal_io *l = &g->io[nio - 1];
 
-		memcpy(w->bug_word, l->buf, 8);
-		w->bug_io = (struct wal_io){w->bug_word + 4, 4, l->off + 4};
+		memcpy(g->bug_word, l->buf, 8);
+		g->bug_io = (struct wal_io){g->bug_word + 4, 4, l->off + 4};
 		wal_put32((uint8_t *)l->buf + 4, 0);
 	}
-	return w->dev->ops->store(w->dev, w->dio, nio);
+	return w->dev->ops->store(w->dev, g->io, nio);
 }
 
 /*
- * The caller's records as a group of their own, written straight into the
- * mapping (mu held; returns with mu held). -EAGAIN: not possible now (a
- * group in flight or staged, no room, a bad record): stage them instead,
- * which waits or reports exactly what is wrong.
+ * Step 5 (mu held): retires, oldest first, every direct group whose barrier
+ * returned, up to the first that has not. A failed one fails the handle, and
+ * the groups after it are never acknowledged, durable or not.
+ */
+static void retire_direct(struct pmwal *w)
+{
+	bool any = false;
+
+	while (w->dhead != w->dtail) {
+		struct dgroup *g = &w->dg[w->dhead % WAL_DIRECT_GROUPS];
+
+		if (!g->done)
+			break;
+		if (g->rc || !w->failed)
+			group_done(w, g->rc, g->seq0, g->n, g->first, g->last);
+		w->direct_blocks -= g->n;
+		w->dhead++;
+		any = true;
+	}
+	/* Whoever waits for these records (a later direct group, pmwal_sync,
+	 * pmwal_wait, close) sleeps on cv_done: no stage holds them. */
+	if (any)
+		pthread_cond_broadcast(&w->cv_done);
+}
+
+/*
+ * The caller's records as a direct group (mu held; returns with mu held).
+ * -EAGAIN: not possible now (a staged group open or in flight, all direct
+ * groups taken, no room, a bad record): stage them instead, which waits or
+ * reports exactly what is wrong.
  */
 static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 			 uint64_t *first)
 {
-	if (wal_busy(w) || w->stage[w->active].nblocks || w->failed || w->closing)
+	if (w->inflight || w->gathering || w->stage[w->active].nblocks || w->failed ||
+	    w->closing || w->dtail - w->dhead == WAL_DIRECT_GROUPS)
 		return -EAGAIN;
 	uint64_t n = layout_blocks(w, recs, count);
 
 	if (n == 0 || n > WAL_DIRECT_BLOCKS || n > w->stage[0].cap_blocks ||
 	    w->next_seq - w->head_seq + staged_blocks(w) + n > w->sb.capacity_blocks)
 		return -EAGAIN;
-	uint64_t lsn0 = w->next_lsn, seq0 = w->lead_seq, hint = w->durable_lsn;
+	/* 1. Reserve. */
+	struct dgroup *g = &w->dg[w->dtail++ % WAL_DIRECT_GROUPS];
 
-	if (PMWAL_BUG(TAIL_BEFORE_DURABLE))
-		hint = lsn0 + (uint64_t)count - 1;
-	uint64_t prev = w->prev_checksum;
-
-	w->direct_blocks = (uint32_t)n;
+	g->n = (uint32_t)n;
+	g->seq0 = w->lead_seq;
+	g->first = w->next_lsn;
+	g->last = g->first + (uint64_t)count - 1;
+	g->ticket = w->tickets++;
+	g->hint = PMWAL_BUG(TAIL_BEFORE_DURABLE) ? g->last : w->durable_lsn;
+	g->rc = 0;
+	g->done = false;
+	w->direct_blocks += g->n;
 	w->lead_seq += n;
 	w->next_lsn += (uint64_t)count;
-	*first = lsn0;
+	*first = g->first;
+	uint64_t last = g->last; /* g is reused once retired */
+
 	pthread_mutex_unlock(&w->mu);
 
+	/* 2. Lay out; 3. seal, in ticket order. */
+	direct_layout(w, g, recs, count);
+	turn_wait(w, g->ticket);
+	uint64_t prev = w->prev_checksum;
+
+	for (uint32_t i = 0; i < g->n; i++)
+		prev = db_seal(w, g, &g->blk[i], i, prev);
+	w->prev_checksum = prev;
+	turn_pass(w);
+
+	/* 4. Store and make durable. */
 	pthread_rwlock_rdlock(&w->io_lock);
 	if (PMWAL_BUG(ACK_BEFORE_FLUSH)) {
 		pthread_mutex_lock(&w->mu);
-		publish_durable(w, lsn0 + (uint64_t)count - 1);
+		publish_durable(w, last);
 		pthread_mutex_unlock(&w->mu);
 	}
-	int rc = direct_store(w, recs, count, lsn0, seq0, (uint32_t)n, hint, &prev);
+	int rc = direct_store(w, g);
 
-	if (!rc && !PMWAL_BUG(NO_DRAIN_BEFORE_COMMIT) && !PMWAL_BUG(COMMIT_WORD_FIRST))
+	/* A later group's barrier would not do: it covers only the stores of
+	 * the thread that issues it. */
+	bool lean = PMWAL_BUG(SHARED_BARRIER) &&
+		    __atomic_load_n(&w->tickets, __ATOMIC_RELAXED) > g->ticket + 1;
+
+	if (!rc && !lean && !PMWAL_BUG(NO_DRAIN_BEFORE_COMMIT) &&
+	    !PMWAL_BUG(COMMIT_WORD_FIRST))
 		rc = w->dev->ops->barrier(w->dev);
 	if (!rc && PMWAL_BUG(TORN_COMMIT_WORD)) /* the word's second half, late */
-		rc = w->dev->ops->store(w->dev, &w->bug_io, 1);
+		rc = w->dev->ops->store(w->dev, &g->bug_io, 1);
 	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
 		rc = 0;
 	pthread_rwlock_unlock(&w->io_lock);
 
+	/* 5. Retire in LSN order; wait for the groups before this one. */
 	pthread_mutex_lock(&w->mu);
-	w->direct_blocks = 0;
-	w->prev_checksum = prev; /* nothing else was sealed meanwhile */
-	group_done(w, rc, seq0, n, lsn0, lsn0 + (uint64_t)count - 1);
-	if (rc) {
+	g->rc = rc;
+	g->done = true;
+	if (PMWAL_BUG(ACK_OUT_OF_ORDER) && !rc && !w->failed && last > w->durable_lsn)
+		publish_durable(w, last); /* earlier direct groups may be in flight */
+	retire_direct(w);
+	bool spun = false;
+
+	while (w->durable_lsn < last && !w->failed) {
+		if (!spun) {
+			spun = true;
+			if (spin_for_durable(w, last))
+				continue;
+		}
+		w->sleepers++;
+		pthread_cond_wait(&w->cv_done, &w->mu);
+		w->sleepers--;
+	}
+	if (w->failed && w->durable_lsn < last) {
 		wal_wake_all(w);
 		return PMWAL_EFAILED;
 	}
-	/* Whoever waits for these records (pmwal_sync, pmwal_wait) sleeps on
-	 * cv_done: no stage holds them. Unwoken, a sync beside a lone appender
-	 * slept forever. */
-	pthread_cond_broadcast(&w->cv_done);
 	/* Appenders that came meanwhile staged their records: write them now. */
-	if (w->stage[w->active].nblocks > 0)
+	if (w->stage[w->active].nblocks > 0 && can_lead(w))
 		wal_lead(w);
 	return 0;
 }
@@ -946,7 +1115,7 @@ static int append_common(struct pmwal *w, const struct iovec *recs, int count,
 	if (w->flags & PMWAL_OPEN_READONLY)
 		return PMWAL_EREADONLY;
 	pthread_mutex_lock(&w->mu);
-	if (wait && w->dscratch && !w->window_us) {
+	if (wait && w->dg && !w->window_us) {
 		rc = append_direct(w, recs, count, &lsn);
 		if (rc != -EAGAIN) {
 			if (!rc && first)

@@ -381,10 +381,7 @@ static int alloc_stages(struct pmwal *w)
 	if (w->dev->ops->register_buffers)
 		w->dev->ops->register_buffers(w->dev, bufs, lens, (int)w->nstages);
 	if (w->dev->ops->map && w->dev->ops->store && w->dev->ops->barrier) {
-		w->dscratch = wal_alloc_io((size_t)WAL_DIRECT_BLOCKS * WAL_BLOCK_BYTES);
-		w->dio = calloc((size_t)WAL_DIRECT_BLOCKS * (WAL_DIRECT_SEGS + 1),
-				sizeof(*w->dio));
-		if (!w->dscratch || !w->dio)
+		if (wal_direct_init(w))
 			return -ENOMEM;
 		/* Groups of a microsecond: waiters spin first, one per spare core. */
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -407,8 +404,7 @@ static void free_handle(struct pmwal *w)
 		free(w->stage[i].buf);
 		pthread_cond_destroy(&w->stage[i].cv);
 	}
-	free(w->dscratch);
-	free(w->dio);
+	wal_direct_free(w);
 	pthread_mutex_destroy(&w->mu);
 	pthread_rwlock_destroy(&w->io_lock);
 	pthread_mutex_destroy(&w->seal_mu);

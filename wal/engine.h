@@ -70,6 +70,8 @@ void *wal_alloc_io(size_t bytes);
 #define WAL_DIRECT_RUN	  256u
 #define WAL_DIRECT_SEGS	  48
 #define WAL_DIRECT_BLOCKS 16u /* larger groups take the staging path */
+#define WAL_DIRECT_GROUPS WAL_INFLIGHT_MAX /* direct groups in flight at once */
+struct dgroup;
 
 /* One announced record; a stage's list is in LSN order. */
 struct async_cb {
@@ -128,14 +130,20 @@ struct pmwal {
 	int active;		/* the stage accepting records */
 	bool gathering;		/* a leader waits out the group window */
 	uint64_t lead_seq;	/* seq the next group led starts at */
-	/* Groups are sealed in the order they were led (each block carries
-	 * the checksum of the one before): ticket order, under seal_mu. */
+	/* Groups are sealed in the order they were led or reserved (each
+	 * block carries the checksum of the one before): ticket order. The
+	 * holder of the turn (seal_turn == its ticket) owns prev_checksum;
+	 * seal_mu and seal_cv are for those that sleep for their turn. */
 	pthread_mutex_t seal_mu;
 	pthread_cond_t seal_cv;
-	uint64_t tickets, seal_turn;
-	uint8_t *dscratch;	/* mapped media: block images for direct groups */
-	struct wal_io *dio;	/* and their pieces, stored all at once */
-	uint32_t direct_blocks; /* blocks of the direct group in flight */
+	uint64_t tickets;    /* under mu */
+	uint64_t seal_turn;  /* atomic; advanced under seal_mu */
+	uint32_t seal_sleepers; /* under seal_mu */
+	/* Mapped media: WAL_DIRECT_GROUPS direct groups (commit.c), reserved
+	 * at dtail and retired at dhead in LSN order (under mu). */
+	struct dgroup *dg;
+	uint64_t dhead, dtail;
+	uint32_t direct_blocks; /* blocks of the direct groups not retired */
 	uint32_t spin_max;	/* waiters that may spin at once (commit.c) */
 	uint32_t spinners;	/* spinning now (atomic) */
 	uint32_t sleepers;	/* waiters asleep on a stage's cv */
@@ -145,14 +153,12 @@ struct pmwal {
 	uint64_t next_lsn;
 	uint64_t durable_lsn;
 	uint64_t next_seq;	/* seq after the last group retired durable */
-	uint64_t prev_checksum; /* checksum of block lead_seq-1, the last sealed
-				 * (under seal_mu, or mu with nothing in flight) */
+	uint64_t prev_checksum; /* checksum of the last block sealed (the turn's
+				 * holder, or mu with nothing in flight) */
 	uint64_t head_seq, head_lsn;
 	int failed;	     /* sticky: first write or flush error; set only by
 			      * wal_fail_stop(), which wakes every sleeper */
 	uint64_t groups_written, records_written;
-	uint8_t bug_word[8]; /* seeded bug TORN_COMMIT_WORD only */
-	struct wal_io bug_io;
 	char target[256];
 	pthread_mutex_t err_mu; /* errmsg: set and read from any thread */
 	char errmsg[512];
@@ -171,5 +177,7 @@ int wal_start_committer(struct pmwal *w);
 void wal_queue_callbacks(struct pmwal *w, struct stage *s, int status);
 void wal_run_callbacks(struct pmwal *w);
 bool wal_in_callback(const struct pmwal *w); /* this thread runs @w's callbacks */
+int wal_direct_init(struct pmwal *w); /* mapped media, at open */
+void wal_direct_free(struct pmwal *w);
 
 #endif /* PMWAL_ENGINE_H */

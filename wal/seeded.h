@@ -6,8 +6,8 @@
  * that caught it). A normal build has none: PMWAL_BUG() is a constant 0 and
  * the compiler removes the broken branch.
  *
- * The list is docs/reliability.md's (1-14), plus four found by the outside attack and two
- * of several groups in flight.
+ * The list is docs/reliability.md's (1-14), plus four found by the outside attack, two
+ * of several groups in flight, and one of concurrent direct groups on mapped media.
  */
 #ifndef PMWAL_SEEDED_H
 #define PMWAL_SEEDED_H
@@ -32,6 +32,7 @@
 #define PMWAL_BUG_CALLBACK_LEADING	 18 /* callback run while holding leadership */
 #define PMWAL_BUG_ANY_LATER_GROUP_PROVES 19 /* a later group proves damage without a hint */
 #define PMWAL_BUG_ACK_OUT_OF_ORDER	 20 /* a group acked before an earlier one is durable */
+#define PMWAL_BUG_SHARED_BARRIER	 21 /* a direct group leans on a later one's barrier */
 
 #ifdef PMWAL_SEEDED_BUG
 #define PMWAL_BUG(name) (PMWAL_SEEDED_BUG == PMWAL_BUG_##name)

@@ -41,7 +41,24 @@
 struct sim_unit {
 	uint64_t off;
 	uint32_t len;
+	uint32_t tag; /* mapped: the storing thread's (sim_tag); 0 on nvme */
 };
+
+/*
+ * Mapped media: a barrier (SFENCE, a drain, a PMR read) makes durable only
+ * the stores of the thread that issues it, as on the hardware; a line is
+ * pending under the tag of the thread that stored it last. An engine that
+ * counted on another thread's barrier for its own stores loses them here.
+ */
+static uint32_t sim_tag(void)
+{
+	static uint32_t next;
+	static _Thread_local uint32_t tag;
+
+	if (!tag)
+		tag = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED) | 1u << 31;
+	return tag;
+}
 
 struct pmwal_sim {
 	struct pmwal_sim *next; /* registry */
@@ -51,7 +68,7 @@ struct pmwal_sim {
 	char target[72];
 	uint64_t size;
 	uint8_t *cur, *dur;
-	uint8_t *line_pending; /* mapped: one flag per line, no duplicates */
+	uint32_t *line_pending; /* mapped: per line, the tag it is pending under, or 0 */
 	struct sim_unit *pend;
 	size_t npend, pend_cap;
 	uint64_t events, crash_at;
@@ -99,7 +116,7 @@ static struct pmwal_sim *sim_of(struct wal_dev *dev)
 	return ((struct sim_wdev *)dev)->sim;
 }
 
-static int pend_add(struct pmwal_sim *s, uint64_t off, uint32_t len)
+static int pend_add(struct pmwal_sim *s, uint64_t off, uint32_t len, uint32_t tag)
 {
 	if (s->npend == s->pend_cap) {
 		size_t cap = s->pend_cap ? s->pend_cap * 2 : 256;
@@ -110,21 +127,28 @@ static int pend_add(struct pmwal_sim *s, uint64_t off, uint32_t len)
 		s->pend = p;
 		s->pend_cap = cap;
 	}
-	s->pend[s->npend++] = (struct sim_unit){off, len};
+	s->pend[s->npend++] = (struct sim_unit){off, len, tag};
 	return 0;
 }
 
-/* Pending units become durable (a barrier or a completed flush). */
-static void make_durable(struct pmwal_sim *s)
+/* Pending units become durable: those of @tag (a mapped barrier), or all of
+ * them (@tag 0: a completed flush). */
+static void make_durable(struct pmwal_sim *s, uint32_t tag)
 {
+	size_t keep = 0;
+
 	for (size_t i = 0; i < s->npend; i++) {
 		const struct sim_unit *u = &s->pend[i];
 
+		if (tag && u->tag != tag) {
+			s->pend[keep++] = *u;
+			continue;
+		}
 		memcpy(s->dur + u->off, s->cur + u->off, u->len);
-		if (mapped(s))
+		if (mapped(s) && s->line_pending[u->off / SIM_LINE_BYTES] == u->tag)
 			s->line_pending[u->off / SIM_LINE_BYTES] = 0;
 	}
-	s->npend = 0;
+	s->npend = keep;
 }
 
 static void crash_info(struct pmwal_sim *s, uint64_t n)
@@ -241,12 +265,12 @@ static int mapped_store_locked(struct pmwal_sim *s, const struct wal_io *ios, in
 		cur_writable(s, false);
 		for (uint64_t l = at / SIM_LINE_BYTES;
 		     l <= (at + ios[i].len - 1) / SIM_LINE_BYTES; l++) {
-			if (s->line_pending[l])
+			if (s->line_pending[l] == sim_tag())
 				continue;
-			rc = pend_add(s, l * SIM_LINE_BYTES, SIM_LINE_BYTES);
+			rc = pend_add(s, l * SIM_LINE_BYTES, SIM_LINE_BYTES, sim_tag());
 			if (rc)
 				return rc;
-			s->line_pending[l] = 1;
+			s->line_pending[l] = sim_tag();
 		}
 	}
 	return 0;
@@ -257,7 +281,7 @@ static int mapped_barrier_locked(struct pmwal_sim *s)
 	int rc = event(s, NULL);
 
 	if (!rc)
-		make_durable(s);
+		make_durable(s, sim_tag());
 	return rc;
 }
 
@@ -308,7 +332,7 @@ static int nvme_write_locked(struct pmwal_sim *s, const uint8_t *src, uint64_t o
 		memcpy(s->dur + at, src, len);
 		return 0;
 	}
-	return pend_add(s, at, len);
+	return pend_add(s, at, len, 0);
 }
 
 static int nvme_commit_locked(struct pmwal_sim *s, const struct wal_io *ios, int count,
@@ -334,8 +358,8 @@ static int nvme_commit_locked(struct pmwal_sim *s, const struct wal_io *ios, int
 
 			w[k] = (struct sim_unit){
 			    ios[i].off + o,
-			    (uint32_t)(left < SIM_WRITE_BYTES ? left : SIM_WRITE_BYTES)};
-			w[n + k] = (struct sim_unit){(uint64_t)i, (uint32_t)o};
+			    (uint32_t)(left < SIM_WRITE_BYTES ? left : SIM_WRITE_BYTES), 0};
+			w[n + k] = (struct sim_unit){(uint64_t)i, (uint32_t)o, 0};
 		}
 	/* Completions in a seeded random order (Fisher-Yates). */
 	for (size_t i = n; i > 1; i--) {
@@ -367,7 +391,7 @@ static int nvme_commit_locked(struct pmwal_sim *s, const struct wal_io *ios, int
 		return rc;
 	rc = event(s, NULL); /* the flush, issued after every completion */
 	if (!rc)
-		make_durable(s);
+		make_durable(s, 0);
 	return rc;
 }
 
@@ -566,7 +590,7 @@ int pmwal_sim_new(const struct pmwal_sim_options *opt, struct pmwal_sim **out)
 	s->dur = calloc(1, s->size);
 	s->snap_cur = malloc(s->size);
 	s->snap_dur = malloc(s->size);
-	s->line_pending = calloc(1, s->size / SIM_LINE_BYTES);
+	s->line_pending = calloc(s->size / SIM_LINE_BYTES, sizeof(*s->line_pending));
 	if (!s->cur || !s->dur || !s->snap_cur || !s->snap_dur || !s->line_pending) {
 		sim_release(s);
 		return -ENOMEM;
@@ -633,7 +657,7 @@ void pmwal_sim_reset(struct pmwal_sim *sim)
 	memset(sim->cur, 0, sim->size);
 	cur_writable(sim, false);
 	memset(sim->dur, 0, sim->size);
-	memset(sim->line_pending, 0, sim->size / SIM_LINE_BYTES);
+	memset(sim->line_pending, 0, sim->size / SIM_LINE_BYTES * sizeof(*sim->line_pending));
 	sim->npend = 0;
 	sim->events = 0;
 	sim->crash_at = UINT64_MAX;
@@ -791,7 +815,7 @@ int pmwal_sim_apply_image(struct pmwal_sim *sim, uint64_t index)
 	cur_writable(s, true);
 	memcpy(s->cur, s->dur, s->size);
 	cur_writable(s, false);
-	memset(s->line_pending, 0, s->size / SIM_LINE_BYTES);
+	memset(s->line_pending, 0, s->size / SIM_LINE_BYTES * sizeof(*s->line_pending));
 	s->npend = 0;
 	s->dead = false;
 	s->crash_at = UINT64_MAX;

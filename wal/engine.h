@@ -143,6 +143,7 @@ struct pmwal {
 	 * at dtail and retired at dhead in LSN order (under mu). */
 	struct dgroup *dg;
 	uint64_t dhead, dtail;
+	uint32_t direct_max;    /* at once: one per core, at most WAL_DIRECT_GROUPS */
 	uint32_t direct_blocks; /* blocks of the direct groups not retired */
 	uint32_t spin_max;	/* waiters that may spin at once (commit.c) */
 	uint32_t spinners;	/* spinning now (atomic) */

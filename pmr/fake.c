@@ -51,13 +51,18 @@ struct pmr_fake {
 	char name[PATH_MAX + 16];
 	int fd;
 	uint64_t file_bytes;
-	/* pending-line bitmap, and the line range [lo, hi) that may hold set
-	 * bits, so a commit scans what was written, not the region; lock
-	 * guards them, barriers and commit_err (several threads store and
-	 * barrier at once, as appenders on one log do) */
-	pthread_mutex_t lock;
+	/* Pending-line bitmap (atomic words), and the line range [lo, hi)
+	 * that may hold set bits, so a commit scans what was written, not the
+	 * region. A store marks its lines with atomic ORs and then grows the
+	 * range under range_mu (two compares), so it never waits for a
+	 * barrier's file writes; lock serialises barriers (held across their
+	 * writes: a barrier that finds nothing left knows that an earlier one
+	 * which took its lines has written them) and guards barriers and
+	 * commit_err. Several threads store and barrier at once, as appenders
+	 * on one log do. */
+	pthread_mutex_t lock, range_mu;
 	uint64_t *pending;
-	uint64_t pending_lo, pending_hi;
+	uint64_t pending_lo, pending_hi; /* hi == 0: empty */
 	/* register block */
 	uint64_t cap;
 	uint32_t pmrcap, pmrctl;
@@ -185,7 +190,52 @@ static int read_all(int fd, uint8_t *buf, size_t len, uint64_t off)
 
 static bool line_pending(const struct pmr_fake *f, uint64_t line)
 {
-	return f->pending[line / 64] >> (line % 64) & 1u;
+	return __atomic_load_n(&f->pending[line / 64], __ATOMIC_ACQUIRE) >> (line % 64) & 1u;
+}
+
+/* Takes the pending range, leaving it empty: false if it was. */
+static bool take_range(struct pmr_fake *f, uint64_t *lo, uint64_t *hi)
+{
+	pthread_mutex_lock(&f->range_mu);
+	*lo = f->pending_lo;
+	*hi = f->pending_hi;
+	f->pending_lo = f->pending_hi = 0;
+	pthread_mutex_unlock(&f->range_mu);
+	return *hi != 0;
+}
+
+/*
+ * Calls @fn for each run of pending lines in the range taken, clearing them:
+ * a line marked meanwhile stays for the next barrier (or is taken now, which
+ * is as good: its bytes were stored before its mark).
+ */
+static int take_runs(struct pmr_fake *f, int (*fn)(struct pmr_fake *, uint64_t, uint64_t, void *),
+		     void *arg)
+{
+	uint64_t lo, hi, start = UINT64_MAX;
+	int rc = 0;
+
+	if (!take_range(f, &lo, &hi))
+		return 0;
+	for (uint64_t w = lo / 64; w < (hi + 63) / 64 && !rc; w++) {
+		uint64_t bits = __atomic_exchange_n(&f->pending[w], 0, __ATOMIC_ACQ_REL);
+
+		for (uint64_t b = 0; b < 64 && !rc; b++) {
+			uint64_t line = w * 64 + b;
+
+			if (bits >> b & 1u) {
+				if (start == UINT64_MAX)
+					start = line;
+				continue;
+			}
+			if (start != UINT64_MAX)
+				rc = fn(f, start, line, arg);
+			start = UINT64_MAX;
+		}
+	}
+	if (!rc && start != UINT64_MAX)
+		rc = fn(f, start, (hi + 63) / 64 * 64, arg);
+	return rc;
 }
 
 static size_t line_len(const struct pmr_fake *f, uint64_t line)
@@ -196,35 +246,24 @@ static size_t line_len(const struct pmr_fake *f, uint64_t line)
 						  : LINE_BYTES;
 }
 
-static void clear_pending(struct pmr_fake *f)
+static int commit_run(struct pmr_fake *f, uint64_t line, uint64_t run, void *arg)
 {
-	for (uint64_t w = f->pending_lo / 64; w < (f->pending_hi + 63) / 64; w++)
-		f->pending[w] = 0;
-	f->pending_lo = f->pending_hi = 0;
-}
-
-/* Pending lines reach the durable image: runs of lines, one pwrite each. */
-static void fake_commit(struct pmr_fake *f)
-{
-	uint64_t line = f->pending_lo, run;
 	int rc;
 
-	while (line < f->pending_hi) {
-		if (!line_pending(f, line)) {
-			line++;
-			continue;
-		}
-		for (run = line; run < f->pending_hi && line_pending(f, run); run++)
-			;
-		rc = write_all(
-		    f->fd, f->r.base + line * LINE_BYTES,
-		    (size_t)((run - 1 - line) * LINE_BYTES + line_len(f, run - 1)),
-		    line * LINE_BYTES);
-		if (rc && !f->commit_err)
-			f->commit_err = rc;
-		line = run;
-	}
-	clear_pending(f);
+	(void)arg;
+	rc = write_all(f->fd, f->r.base + line * LINE_BYTES,
+		       (size_t)((run - 1 - line) * LINE_BYTES + line_len(f, run - 1)),
+		       line * LINE_BYTES);
+	if (rc && !f->commit_err)
+		f->commit_err = rc;
+	return 0; /* the other runs still land */
+}
+
+/* Pending lines reach the durable image: runs of lines, one pwrite each
+ * (lock held). */
+static void fake_commit(struct pmr_fake *f)
+{
+	(void)take_runs(f, commit_run, NULL);
 }
 
 /* The read PMRWBM names arrived: commit the pending stores, unless this is
@@ -235,8 +274,21 @@ static int power_loss_locked(struct pmr_fake *f, uint64_t seed, int mode);
 
 static void fake_barrier_read(struct pmr_fake *f)
 {
-	pthread_mutex_lock(&f->lock);
-	if (f->pending_hi && f->o.crash_at && ++f->barriers == f->o.crash_at) {
+	/* Another thread's barrier holds it for a file write of a few
+	 * microseconds: wait that out spinning, as a PCIe read waits, rather
+	 * than with a futex sleep and wake-up that cost more than the write
+	 * (2 appenders on one fake PMR: 0.45x of one thread with a plain
+	 * lock). */
+	for (int i = 0; i < 4096 && pthread_mutex_trylock(&f->lock); i++) {
+		if (i == 4095) {
+			pthread_mutex_lock(&f->lock);
+			break;
+		}
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+	if (f->o.crash_at && pmr_fake_pending_bytes(&f->r) && ++f->barriers == f->o.crash_at) {
 		power_loss_locked(f, f->o.crash_seed ? f->o.crash_seed : f->o.crash_at,
 				  (int)f->o.crash_mode);
 		raise(SIGKILL);
@@ -318,14 +370,14 @@ static void fake_copy_nodrain(struct pmr_region *r, uint64_t off, const void *sr
 	uint64_t first = off / LINE_BYTES, last = (off + len - 1) / LINE_BYTES;
 
 	memcpy(r->base + off, src, len);
-	pthread_mutex_lock(&f->lock);
 	for (uint64_t l = first; l <= last; l++)
-		f->pending[l / 64] |= 1ull << (l % 64);
+		__atomic_fetch_or(&f->pending[l / 64], 1ull << (l % 64), __ATOMIC_RELEASE);
+	pthread_mutex_lock(&f->range_mu);
 	if (f->pending_hi == 0 || first < f->pending_lo)
 		f->pending_lo = first;
 	if (last + 1 > f->pending_hi)
 		f->pending_hi = last + 1;
-	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_unlock(&f->range_mu);
 }
 
 static int fake_barrier(struct pmr_region *r)
@@ -346,6 +398,7 @@ static void fake_close(struct pmr_region *r)
 	if (f->fd >= 0)
 		close(f->fd);
 	pthread_mutex_destroy(&f->lock);
+	pthread_mutex_destroy(&f->range_mu);
 	free(f);
 }
 
@@ -419,6 +472,7 @@ int pmr_fake_open(const struct pmr_params *p, const char *spec, struct pmr_regio
 		return pmr_errf(err, errlen, -ENOMEM, "out of memory");
 	f->fd = -1;
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_mutex_init(&f->range_mu, NULL);
 	rc = parse_spec(spec, &f->o, err, errlen);
 	if (rc)
 		goto cleanup;
@@ -530,21 +584,31 @@ static int lose_line(struct pmr_fake *f, uint64_t line, uint64_t *rng, int mode)
 	return 0;
 }
 
-static int power_loss_locked(struct pmr_fake *f, uint64_t seed, int mode)
-{
-	uint64_t rng = seed;
-	int count = 0, rc;
+struct loss {
+	uint64_t rng;
+	int mode, count;
+};
 
-	for (uint64_t line = f->pending_lo; line < f->pending_hi; line++) {
-		if (!line_pending(f, line))
-			continue;
-		rc = lose_line(f, line, &rng, mode);
+static int lose_run(struct pmr_fake *f, uint64_t line, uint64_t run, void *arg)
+{
+	struct loss *l = arg;
+
+	for (; line < run; line++) {
+		int rc = lose_line(f, line, &l->rng, l->mode);
+
 		if (rc)
 			return rc;
-		count++;
+		l->count++;
 	}
-	clear_pending(f);
-	return count;
+	return 0;
+}
+
+static int power_loss_locked(struct pmr_fake *f, uint64_t seed, int mode)
+{
+	struct loss l = {seed, mode, 0};
+	int rc = take_runs(f, lose_run, &l);
+
+	return rc ? rc : l.count;
 }
 
 int pmr_fake_power_loss(struct pmr_region *r, uint64_t seed, int mode)
@@ -575,9 +639,9 @@ uint64_t pmr_fake_pending_bytes(const struct pmr_region *r)
 
 	if (!pmr_is_fake(r))
 		return 0;
-	pthread_mutex_lock(&f->lock);
+	pthread_mutex_lock(&f->range_mu);
 	for (uint64_t line = f->pending_lo; line < f->pending_hi; line++)
 		n += line_pending(f, line) ? line_len(f, line) : 0;
-	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_unlock(&f->range_mu);
 	return n;
 }

@@ -131,8 +131,8 @@ static int pend_add(struct pmwal_sim *s, uint64_t off, uint32_t len, uint32_t ta
 	return 0;
 }
 
-/* Pending units become durable: those of @tag (a mapped barrier), or all of
- * them (@tag 0: a completed flush). */
+/* Pending units become durable: those of @tag and those of no thread (a
+ * mapped barrier), or all of them (@tag 0: a completed flush). */
 static void make_durable(struct pmwal_sim *s, uint32_t tag)
 {
 	size_t keep = 0;
@@ -140,12 +140,12 @@ static void make_durable(struct pmwal_sim *s, uint32_t tag)
 	for (size_t i = 0; i < s->npend; i++) {
 		const struct sim_unit *u = &s->pend[i];
 
-		if (tag && u->tag != tag) {
+		if (tag && u->tag && u->tag != tag) {
 			s->pend[keep++] = *u;
 			continue;
 		}
 		memcpy(s->dur + u->off, s->cur + u->off, u->len);
-		if (mapped(s) && s->line_pending[u->off / SIM_LINE_BYTES] == u->tag)
+		if (mapped(s) && u->tag && s->line_pending[u->off / SIM_LINE_BYTES] == u->tag)
 			s->line_pending[u->off / SIM_LINE_BYTES] = 0;
 	}
 	s->npend = keep;
@@ -449,6 +449,16 @@ static void sim_close(struct wal_dev *dev)
 
 	pthread_mutex_lock(&s->mu);
 	bool last = --s->open_devs == 0 && s->freed;
+
+	/* A writer closed (after a failure, say) left stores no barrier of its
+	 * threads will follow: flushed lines reach the medium in time on the
+	 * hardware, so any later barrier makes them durable here, as it did
+	 * before barriers were per thread. */
+	if (mapped(s) && !d->readonly)
+		for (size_t i = 0; i < s->npend; i++) {
+			s->line_pending[s->pend[i].off / SIM_LINE_BYTES] = 0;
+			s->pend[i].tag = 0;
+		}
 
 	pthread_mutex_unlock(&s->mu);
 	free(d);

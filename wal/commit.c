@@ -13,9 +13,11 @@
  *
  * A ring of inflight_max + 1 staging buffers: appenders fill one while up to
  * inflight_max groups are written, each by its own leader, concurrently on
- * flash (format.c, GROUPS AND ACKNOWLEDGEMENT; one at a time on mapped
- * media). Groups are sealed in the order they were led (the hash chain) and
- * retired in that order: a record is acknowledged only once its group and
+ * flash (format.c, GROUPS AND ACKNOWLEDGEMENT; one staged group at a time on
+ * mapped media, where blocking appenders write direct groups of their own
+ * instead, one per core at once: see "direct groups" below). Groups are
+ * sealed in the order they were led or reserved (a ticket: the hash chain)
+ * and retired in that order: a record is acknowledged only once its group and
  * every earlier one are durable. There is no added delay at low load: a lone
  * appender leads its own group at once. Bounds: a group holds at most
  * group_blocks_max blocks; appenders that do not fit wait for a buffer.

@@ -469,6 +469,69 @@ enum wal_block_state wal_block_follows(const struct wal_block_hdr *h,
 	return WAL_BLOCK_VALID;
 }
 
+/* ---- framing ---------------------------------------------------------- */
+
+bool wal_frame_enter(struct wal_frame *f, const struct wal_block_hdr *h, bool first)
+{
+	bool cont_only = h->first_rec == WAL_NO_RECORD;
+
+	f->pos = 0;
+	f->end = h->payload_bytes;
+	if (first) {
+		/* Skip the end of a record begun before the walk. */
+		f->rec_left = 0;
+		if (cont_only) {
+			f->pos = f->end;
+			return h->group_index + 1 < h->group_blocks;
+		}
+		f->pos = h->first_rec;
+		f->lsn_next = h->first_lsn;
+		return true;
+	}
+	if (!f->rec_left)
+		return h->first_rec == 0 && h->first_lsn == f->lsn_next;
+	if (PMWAL_BUG(TRUST_LENGTH))
+		return true;
+	/* The record begun before goes on here: only inside its group, and
+	 * the block must say so and end it where its next record starts. */
+	uint32_t take = f->rec_left < f->end ? f->rec_left : f->end;
+
+	if (h->group_index == 0 || h->first_lsn != (cont_only ? f->lsn_next - 1 : f->lsn_next))
+		return false;
+	if (take < f->rec_left)
+		return cont_only && f->end == WAL_PAYLOAD_BYTES;
+	return cont_only ? take == f->end : h->first_rec == take;
+}
+
+int wal_frame_next(struct wal_frame *f, const uint8_t *block, struct wal_piece *p)
+{
+	if (f->rec_left) { /* the current record goes on in this block */
+		if (f->pos >= f->end)
+			return 0;
+		uint32_t take = f->rec_left < f->end - f->pos ? f->rec_left : f->end - f->pos;
+
+		*p = (struct wal_piece){f->lsn_next - 1, f->rec_bytes, f->pos, take, false,
+					take == f->rec_left};
+		f->pos += take;
+		f->rec_left -= take;
+		return 1;
+	}
+	if (f->pos >= f->end)
+		return 0;
+	uint32_t len = wal_block_record_len(block, f->pos, f->end, f->rec_max);
+
+	if (len == 0)
+		return -1;
+	f->pos += WAL_REC_HDR_BYTES;
+	uint32_t take = len < f->end - f->pos ? len : f->end - f->pos;
+
+	*p = (struct wal_piece){f->lsn_next++, len, f->pos, take, true, take == len};
+	f->pos += take;
+	f->rec_left = len - take;
+	f->rec_bytes = len;
+	return 1;
+}
+
 const char *wal_block_state_name(enum wal_block_state s)
 {
 	switch (s) {

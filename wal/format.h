@@ -328,6 +328,40 @@ static inline uint32_t wal_block_record_len(const uint8_t *block, uint32_t pos,
 	return len > max && !PMWAL_BUG(TRUST_LENGTH) ? 0 : len;
 }
 
+/*
+ * The record stream of consecutive blocks, walked a block at a time: the one
+ * reader of the framing rule (format.c, BLOCK: first_rec, first_lsn and the
+ * payload stream). Recovery counts records with it and iterators copy them.
+ * wal_frame_enter() checks that a valid block continues the stream (or, with
+ * @first, starts the walk there: the head, a resume point, after damage);
+ * wal_frame_next() then gives the block's records piece by piece.
+ */
+struct wal_frame {
+	uint64_t lsn_next;  /* LSN of the next record to start */
+	uint32_t rec_left;  /* bytes of the current record not yet walked */
+	uint32_t rec_bytes; /* the current record's length */
+	uint32_t pos, end;  /* payload offset reached in the block, its used bytes */
+	uint32_t rec_max;   /* the log's record_bytes_max */
+};
+
+/* Payload bytes [off, off + len) of the current block: part of record @lsn
+ * (@rec_bytes long), its beginning if @first, its end if @last. */
+struct wal_piece {
+	uint64_t lsn;
+	uint32_t rec_bytes;
+	uint32_t off, len;
+	bool first, last;
+};
+
+/* False if block @h contradicts the records before it (a damaged block). A
+ * @first block that holds only the end of an earlier record has nothing to
+ * walk; it is valid only if its group goes on (groups never end inside a
+ * record), and the walk is not yet at a record boundary after it. */
+bool wal_frame_enter(struct wal_frame *f, const struct wal_block_hdr *h, bool first);
+/* 1 and the next piece, 0 at the end of the block, -1 if a record length is
+ * damaged (0, above rec_max, or no room for it). */
+int wal_frame_next(struct wal_frame *f, const uint8_t *block, struct wal_piece *p);
+
 /* ---- the recovery decision table (format.c) ---------------------------------
  *
  * What recovery found where its walk stopped, as facts; the table's rows

@@ -94,8 +94,7 @@ struct scan {
 	bool in_group; /* the last valid block did not end its group */
 	uint64_t group_start;
 	uint32_t group_blocks;
-	uint64_t lsn_next; /* LSN of the next record to start */
-	uint32_t rec_left; /* bytes of a record continuing into the next block */
+	struct wal_frame fr; /* the record stream: next LSN, a record going on */
 	uint64_t pend_records, pend_bytes, pend_first; /* current group, uncommitted */
 	uint64_t last_lsn;			       /* last committed LSN, 0 if none */
 	uint64_t tail_sum; /* checksum of the last block of the last complete group */
@@ -120,44 +119,15 @@ static void count_record(struct scan *s, uint64_t lsn, uint32_t len)
 static bool parse_block(struct scan *s, const uint8_t *block,
 			const struct wal_block_hdr *h, bool first_of_walk)
 {
-	uint32_t pos = 0, end = h->payload_bytes;
+	struct wal_piece p;
+	int rc;
 
-	if (first_of_walk) {
-		/* Head or resume point: skip the tail of a record begun earlier. */
-		s->rec_left = 0;
-		if (h->first_rec == WAL_NO_RECORD)
-			return h->group_index + 1 < h->group_blocks; /* must continue */
-		pos = h->first_rec;
-		s->lsn_next = h->first_lsn;
-	} else if (s->rec_left) {
-		bool cont_only = h->first_rec == WAL_NO_RECORD;
-
-		if (h->first_lsn != (cont_only ? s->lsn_next - 1 : s->lsn_next))
-			return false;
-		uint32_t take = s->rec_left < end ? s->rec_left : end;
-
-		s->rec_left -= take;
-		pos = take;
-		if (s->rec_left)
-			return cont_only && end == WAL_PAYLOAD_BYTES;
-		if (cont_only ? pos != end : h->first_rec != pos)
-			return false;
-	} else if (h->first_rec != 0 || h->first_lsn != s->lsn_next) {
+	if (!wal_frame_enter(&s->fr, h, first_of_walk))
 		return false;
-	}
-	while (pos < end) {
-		uint32_t len = wal_block_record_len(block, pos, end, s->sb->record_bytes_max);
-
-		if (len == 0)
-			return false;
-		pos += WAL_REC_HDR_BYTES;
-		count_record(s, s->lsn_next++, len);
-		uint32_t take = end - pos < len ? end - pos : len;
-
-		pos += take;
-		s->rec_left = len - take;
-	}
-	return true;
+	while ((rc = wal_frame_next(&s->fr, block, &p)) > 0)
+		if (p.first)
+			count_record(s, p.lsn, p.rec_bytes);
+	return rc == 0;
 }
 
 static void commit_group(struct scan *s, uint64_t last_block_sum)
@@ -169,10 +139,10 @@ static void commit_group(struct scan *s, uint64_t last_block_sum)
 			rep->first_lsn = s->pend_first;
 		rep->records += s->pend_records;
 		rep->payload_bytes += s->pend_bytes;
-		rep->last_lsn = s->lsn_next - 1;
+		rep->last_lsn = s->fr.lsn_next - 1;
 	}
-	if (s->lsn_next > 1 && s->lsn_next - 1 >= s->sb->head_lsn)
-		s->last_lsn = s->lsn_next - 1;
+	if (s->fr.lsn_next > 1 && s->fr.lsn_next - 1 >= s->sb->head_lsn)
+		s->last_lsn = s->fr.lsn_next - 1;
 	s->pend_records = s->pend_bytes = 0;
 	s->tail_seq = s->seq + 1;
 	s->tail_sum = last_block_sum;
@@ -234,14 +204,14 @@ static int step(struct scan *s, enum wal_block_state *state, bool *ok)
 	s->prev_epoch = h.epoch;
 	s->have_prev = true;
 	if (h.group_index + 1 == h.group_blocks) {
-		if (s->rec_left) {
+		if (s->fr.rec_left) {
 			*state = WAL_BLOCK_MALFORMED;
 			return 0;
 		}
 		/* Release puts the head in the group where head_lsn starts: a
 		 * head group that ends below it is a superblock that lies. */
 		if (!s->head_checked && !PMWAL_BUG(HEAD_UNCHECKED) &&
-		    s->lsn_next <= s->sb->head_lsn) {
+		    s->fr.lsn_next <= s->sb->head_lsn) {
 			*state = WAL_BLOCK_MISPLACED;
 			return 0;
 		}
@@ -314,7 +284,7 @@ static int look_ahead(struct scan *s, uint64_t q, uint64_t group_start, uint64_t
  */
 static uint64_t damaged_lsn(const struct scan *s)
 {
-	uint64_t lsn = s->rec_left ? s->lsn_next - 1 : s->lsn_next;
+	uint64_t lsn = s->fr.rec_left ? s->fr.lsn_next - 1 : s->fr.lsn_next;
 
 	return lsn > s->sb->head_lsn ? lsn : s->sb->head_lsn;
 }
@@ -442,7 +412,7 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 		s->have_prev = false;
 		s->in_group = false;
 		s->pend_records = s->pend_bytes = 0;
-		s->rec_left = 0;
+		s->fr.rec_left = 0;
 		*resume = true;
 	}
 	return 0;
@@ -474,7 +444,8 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 	s.sb = sb;
 	s.rep = rep;
 	s.seq = s.tail_seq = sb->head_seq;
-	s.lsn_next = sb->head_lsn;
+	s.fr.lsn_next = sb->head_lsn;
+	s.fr.rec_max = sb->record_bytes_max;
 	for (;;) {
 		enum wal_block_state state = WAL_BLOCK_VALID;
 		bool ok, resume;
@@ -485,7 +456,7 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 		uint32_t stop = 0;
 
 		if (s.seq == sb->end_seq && rep->verdict != PMWAL_CORRUPT &&
-		    (s.in_group || s.lsn_next != sb->end_lsn))
+		    (s.in_group || s.fr.lsn_next != sb->end_lsn))
 			stop |= WAL_END_MISMATCH;
 		if (s.seq == sb->end_seq && (sb->flags & WAL_SB_CLOSED))
 			stop |= WAL_END_CLOSED;
@@ -499,7 +470,7 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 			rep->verdict = wal_end_table[row].verdict;
 			if (row == WAL_ROW_END_MISMATCH) {
 				rep->corrupt_lsn =
-				    s.lsn_next < sb->end_lsn ? s.lsn_next : sb->end_lsn;
+				    s.fr.lsn_next < sb->end_lsn ? s.fr.lsn_next : sb->end_lsn;
 				rep->corrupt_offset =
 				    wal_slot_offset(s.seq % sb->capacity_blocks);
 				snprintf(rep->detail, sizeof(rep->detail),
@@ -508,7 +479,7 @@ int wal_recover_scan(struct wal_dev *dev, const struct wal_sb *sb, bool salvage,
 					 "to %llu",
 					 (unsigned long long)(sb->end_lsn - 1),
 					 (unsigned long long)sb->end_seq,
-					 (unsigned long long)(s.lsn_next - 1));
+					 (unsigned long long)(s.fr.lsn_next - 1));
 			} else if (row == WAL_ROW_CLOSED) {
 				snprintf(rep->detail, sizeof(rep->detail),
 					 "clean: closed at block seq %llu",

@@ -23,7 +23,8 @@
 struct pmwal_iter {
 	struct pmwal *w;
 	uint64_t seq;	   /* next block to read */
-	uint64_t lsn_next; /* LSN of the next record to start */
+	struct wal_frame fr; /* the record stream (format.h) */
+	bool synced;	     /* fr.lsn_next is known: the next block continues it */
 	uint64_t from_lsn;
 	const uint8_t *block; /* the current block, inside chunk */
 	uint8_t *chunk;	      /* blocks read ahead, aligned for O_DIRECT */
@@ -31,8 +32,7 @@ struct pmwal_iter {
 	uint32_t chunk_n;     /* blocks in chunk (0: empty) */
 	uint8_t *rec;	      /* reassembly buffer */
 	size_t rec_cap;
-	size_t pos;   /* payload offset of the next record header in block */
-	uint32_t end; /* payload_bytes of block */
+	size_t got; /* bytes of the current record in rec */
 	bool have_block;
 	uint64_t last_lsn; /* the last record returned (0: none yet) */
 };
@@ -82,7 +82,8 @@ int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
 			return rc;
 		}
 	}
-	it->lsn_next = 0; /* taken from the first block read */
+	it->fr.rec_max = w->sb.record_bytes_max;
+	it->synced = false; /* the first block read starts the walk */
 	*out = it;
 	return 0;
 }
@@ -162,6 +163,7 @@ static int iter_skip_damage(struct pmwal_iter *it)
 {
 	struct wal_block_hdr h;
 
+	it->synced = false; /* whatever comes next starts a new walk */
 	for (;;) {
 		it->seq++;
 		it->have_block = false;
@@ -175,7 +177,7 @@ static int iter_skip_damage(struct pmwal_iter *it)
 			return rc;
 		if (h.group_index == 0 && h.first_rec == 0 &&
 		    h.first_lsn > it->last_lsn) {
-			it->lsn_next = 0; /* taken from this block */
+			it->synced = false; /* the walk starts again here */
 			return 0;
 		}
 	}
@@ -205,100 +207,69 @@ static int iter_next_raw(struct pmwal_iter *it, uint64_t *lsn, const void **data
 			 size_t *len)
 {
 	struct wal_block_hdr h;
+	struct wal_piece p;
 	int rc;
 
 	if (!it)
 		return -EINVAL;
 	for (;;) {
 		if (!it->have_block) {
+			bool first = !it->synced;
+
 			rc = iter_load(it, &h);
+			if (rc > 0 && it->synced && it->fr.rec_left) {
+				/* Durable groups never end inside a record. */
+				wal_set_err(it->w,
+					    "%s: record LSN %llu claims %u bytes, more than "
+					    "the durable log holds",
+					    it->w->target,
+					    (unsigned long long)(it->fr.lsn_next - 1),
+					    it->fr.rec_bytes);
+				it->synced = false; /* said once */
+				return PMWAL_ECORRUPT;
+			}
 			if (rc)
 				return rc > 0 ? 0 : rc;
-			it->have_block = true;
-			it->end = h.payload_bytes;
-			if (h.first_rec == WAL_NO_RECORD) {
-				/* Only the tail of a record begun before our start. */
-				it->have_block = false;
-				it->seq++;
-				continue;
-			}
-			it->pos = h.first_rec;
-			if (it->lsn_next && it->lsn_next != h.first_lsn)
+			if (!wal_frame_enter(&it->fr, &h, first)) {
+				wal_set_err(it->w,
+					    "%s: block seq %llu does not continue the records "
+					    "before it (LSN %llu%s): its framing is damaged",
+					    it->w->target, (unsigned long long)it->seq,
+					    (unsigned long long)it->fr.lsn_next,
+					    it->fr.rec_left ? ", a record going on" : "");
 				return PMWAL_ECORRUPT;
-			it->lsn_next = h.first_lsn;
+			}
+			/* A first block holding only the end of an earlier record
+			 * leaves the walk where it was: the next one starts it. */
+			it->synced = !first || h.first_rec != WAL_NO_RECORD;
+			it->have_block = true;
 		}
-		if (it->pos + WAL_REC_HDR_BYTES > it->end) {
+		rc = wal_frame_next(&it->fr, it->block, &p);
+		if (rc < 0) {
+			it->have_block = false;
+			wal_set_err(it->w, "%s: block seq %llu: a record length is damaged",
+				    it->w->target, (unsigned long long)it->seq);
+			return PMWAL_ECORRUPT;
+		}
+		if (rc == 0) {
 			it->have_block = false;
 			it->seq++;
 			continue;
 		}
-		uint32_t rlen = wal_block_record_len(it->block, (uint32_t)it->pos, it->end,
-						     it->w->sb.record_bytes_max);
-		uint64_t rec_lsn = it->lsn_next++;
-		size_t got = 0;
-		bool crossed = false;
-
-		if (rlen == 0)
-			return PMWAL_ECORRUPT;
-		it->pos += WAL_REC_HDR_BYTES;
-		rc = rec_reserve(it, rlen);
-		if (rc)
-			return rc;
-		while (got < rlen) {
-			if (it->pos == it->end) {
-				it->seq++;
-				rc = iter_load(it, &h);
-				if (rc) {
-					/* Durable groups never end inside a record. */
-					it->have_block = false;
-					return rc > 0 ? PMWAL_ECORRUPT : rc;
-				}
-				/* The length is only trusted inside its group: the
-				 * next block must continue the record (format.c). */
-				uint64_t cont_lsn =
-				    h.first_rec == WAL_NO_RECORD ? rec_lsn : rec_lsn + 1;
-
-				if (!PMWAL_BUG(TRUST_LENGTH) &&
-				    (h.group_index == 0 || h.first_lsn != cont_lsn)) {
-					it->have_block = false;
-					wal_set_err(
-					    it->w,
-					    "%s: record LSN %llu claims %u bytes, more "
-					    "than its group holds (block seq %llu does "
-					    "not continue it)",
-					    it->w->target, (unsigned long long)rec_lsn,
-					    rlen, (unsigned long long)it->seq);
-					return PMWAL_ECORRUPT;
-				}
-				crossed = true;
-				it->pos = 0;
-				it->end = h.payload_bytes;
-			}
-			size_t take = it->end - it->pos < rlen - got ? it->end - it->pos
-								     : rlen - got;
-
-			/* it->block moves as blocks load: never a stale pointer. */
-			memcpy(it->rec + got, it->block + WAL_HDR_BYTES + it->pos, take);
-			got += take;
-			it->pos += take;
+		if (p.first) {
+			rc = rec_reserve(it, p.rec_bytes);
+			if (rc)
+				return rc;
+			it->got = 0;
 		}
-		/* A record continued into a block ends where that block says. */
-		if (crossed && !PMWAL_BUG(TRUST_LENGTH) &&
-		    it->pos != (h.first_rec == WAL_NO_RECORD ? it->end : h.first_rec)) {
-			it->have_block = false;
-			wal_set_err(it->w,
-				    "%s: record LSN %llu (%u bytes) ends at payload "
-				    "byte %zu of block seq %llu, not where the block's "
-				    "next record starts",
-				    it->w->target, (unsigned long long)rec_lsn, rlen,
-				    it->pos, (unsigned long long)it->seq);
-			return PMWAL_ECORRUPT;
-		}
-		if (rec_lsn < it->from_lsn)
+		/* it->block moves as blocks load: copied now, never held. */
+		memcpy(it->rec + it->got, it->block + WAL_HDR_BYTES + p.off, p.len);
+		it->got += p.len;
+		if (!p.last || p.lsn < it->from_lsn)
 			continue;
-		*lsn = rec_lsn;
+		*lsn = p.lsn;
 		*data = it->rec;
-		*len = rlen;
+		*len = p.rec_bytes;
 		return 1;
 	}
 }

@@ -267,7 +267,7 @@ Test(format, block_header_round_trips_and_validates)
 	struct wal_block_hdr h;
 
 	make_block(block, 57, &sb);
-	cr_assert_eq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_VALID);
+	cr_assert_eq(wal_block_check(block, 57, 57, &sb, NULL, &h), WAL_BLOCK_VALID);
 	cr_assert_eq(h.seq, 57);
 	cr_assert_eq(h.first_lsn, 5000);
 	cr_assert_eq(h.prev_checksum, 99);
@@ -284,13 +284,13 @@ Test(format, every_flipped_bit_of_header_or_payload_fails_the_checksum)
 	make_block(block, 57, &sb);
 	for (size_t bit = 0; bit < used_bits; bit++) {
 		block[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-		cr_assert_neq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_VALID,
+		cr_assert_neq(wal_block_check(block, 57, 57, &sb, NULL, &h), WAL_BLOCK_VALID,
 			      "bit %zu", bit);
 		block[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 	}
 	/* Padding carries no record bytes: damage there changes nothing read. */
 	block[WAL_BLOCK_BYTES - 1] ^= 0xff;
-	cr_assert_eq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_VALID);
+	cr_assert_eq(wal_block_check(block, 57, 57, &sb, NULL, &h), WAL_BLOCK_VALID);
 }
 
 Test(format, block_from_an_earlier_lap_is_stale)
@@ -300,7 +300,7 @@ Test(format, block_from_an_earlier_lap_is_stale)
 	struct wal_block_hdr h;
 
 	make_block(block, 57, &sb); /* lap 0, slot 57 */
-	cr_assert_eq(wal_block_check(block, 57, 157, &sb, &h), WAL_BLOCK_STALE);
+	cr_assert_eq(wal_block_check(block, 57, 157, &sb, NULL, &h), WAL_BLOCK_STALE);
 }
 
 Test(format, block_copied_into_another_slot_is_rejected)
@@ -311,7 +311,7 @@ Test(format, block_copied_into_another_slot_is_rejected)
 
 	make_block(block, 57, &sb);
 	/* The slot seeds the checksum: a misdirected copy fails it. */
-	cr_assert_eq(wal_block_check(block, 58, 58, &sb, &h), WAL_BLOCK_CHECKSUM);
+	cr_assert_eq(wal_block_check(block, 58, 58, &sb, NULL, &h), WAL_BLOCK_CHECKSUM);
 }
 
 Test(format, block_of_another_log_is_foreign)
@@ -322,7 +322,7 @@ Test(format, block_of_another_log_is_foreign)
 
 	other.log_id = 0xabcdef;
 	make_block(block, 57, &other);
-	cr_assert_eq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_FOREIGN);
+	cr_assert_eq(wal_block_check(block, 57, 57, &sb, NULL, &h), WAL_BLOCK_FOREIGN);
 }
 
 Test(format, out_of_range_header_fields_are_malformed)
@@ -348,14 +348,14 @@ Test(format, out_of_range_header_fields_are_malformed)
 		else
 			wal_put32(block + cases[i].off, cases[i].value);
 		wal_block_seal(block, 57);
-		cr_assert_eq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_MALFORMED,
+		cr_assert_eq(wal_block_check(block, 57, 57, &sb, NULL, &h), WAL_BLOCK_MALFORMED,
 			     "case %zu", i);
 	}
 	/* An epoch the superblock never had: the superblock is the stale one. */
 	make_block(block, 57, &sb);
 	wal_put32(block + 56, 99);
 	wal_block_seal(block, 57);
-	cr_assert_eq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_FUTURE);
+	cr_assert_eq(wal_block_check(block, 57, 57, &sb, NULL, &h), WAL_BLOCK_FUTURE);
 }
 
 Test(format, payload_length_past_the_block_is_refused_before_hashing)
@@ -367,7 +367,7 @@ Test(format, payload_length_past_the_block_is_refused_before_hashing)
 	make_block(block, 57, &sb);
 	wal_put16(block + 12, WAL_PAYLOAD_BYTES + 1);
 	wal_block_seal(block, 57);
-	cr_assert_neq(wal_block_check(block, 57, 57, &sb, &h), WAL_BLOCK_VALID);
+	cr_assert_neq(wal_block_check(block, 57, 57, &sb, NULL, &h), WAL_BLOCK_VALID);
 }
 
 Test(format, zero_filled_space_is_never_a_block)
@@ -376,7 +376,7 @@ Test(format, zero_filled_space_is_never_a_block)
 	struct wal_sb sb = sample_sb();
 	struct wal_block_hdr h;
 
-	cr_assert_eq(wal_block_check(block, 0, 0, &sb, &h), WAL_BLOCK_CHECKSUM);
+	cr_assert_eq(wal_block_check(block, 0, 0, &sb, NULL, &h), WAL_BLOCK_CHECKSUM);
 }
 
 Test(format, blocks_for_bytes_covers_padding)

@@ -431,7 +431,8 @@ void wal_block_decode_hdr(const uint8_t *block, struct wal_block_hdr *h)
 }
 
 enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64_t seq,
-				     const struct wal_sb *sb, struct wal_block_hdr *h)
+				     const struct wal_sb *sb, const struct wal_chain *prev,
+				     struct wal_block_hdr *h)
 {
 	wal_block_decode_hdr(block, h);
 	if (h->payload_bytes > WAL_PAYLOAD_BYTES ||
@@ -454,7 +455,11 @@ enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64
 		return WAL_BLOCK_MALFORMED;
 	if (h->epoch > sb->epoch)
 		return WAL_BLOCK_FUTURE;
-	return WAL_BLOCK_VALID;
+	/* Past end_seq only the open that wrote the superblock writes: an
+	 * older epoch there is the unacknowledged remains of an earlier open. */
+	if (seq >= sb->end_seq && h->epoch != sb->epoch && !PMWAL_BUG(ACCEPT_STALE))
+		return WAL_BLOCK_STALE;
+	return prev ? wal_block_follows(h, prev->checksum, prev->epoch) : WAL_BLOCK_VALID;
 }
 
 enum wal_block_state wal_block_follows(const struct wal_block_hdr *h,

@@ -168,12 +168,22 @@ void wal_block_encode_hdr(const struct wal_block_hdr *h, uint8_t *block);
 /* Computes and stores the checksum; returns it. */
 uint64_t wal_block_seal(uint8_t *block, uint64_t slot);
 void wal_block_decode_hdr(const uint8_t *block, struct wal_block_hdr *h);
+/* The block before the one checked: what its successor's chain must name. */
+struct wal_chain {
+	uint64_t checksum;
+	uint32_t epoch;
+};
+
 /*
- * Validates the block read at @slot against the log's superblock, expecting
- * sequence @seq. Fills @h in every case where the checksum matched.
+ * The VALID BLOCK rule (format.c) in one place: validates the block read at
+ * @slot against the log's superblock, expecting sequence @seq, and, given
+ * @prev (NULL at the head or where a walk resumes), that it continues the
+ * hash chain from that block (wal_block_follows). Fills @h in every case
+ * where the checksum matched.
  */
 enum wal_block_state wal_block_check(const uint8_t *block, uint64_t slot, uint64_t seq,
-				     const struct wal_sb *sb, struct wal_block_hdr *h);
+				     const struct wal_sb *sb, const struct wal_chain *prev,
+				     struct wal_block_hdr *h);
 const char *wal_block_state_name(enum wal_block_state s);
 /*
  * Whether valid block @h may follow the block before it in the log, whose

@@ -123,7 +123,7 @@ static int iter_load(struct pmwal_iter *it, struct wal_block_hdr *h)
 		it->chunk_n = (uint32_t)n;
 	}
 	it->block = it->chunk + (it->seq - it->chunk_seq) * WAL_BLOCK_BYTES;
-	enum wal_block_state st = wal_block_check(it->block, slot, it->seq, &w->sb, h);
+	enum wal_block_state st = wal_block_check(it->block, slot, it->seq, &w->sb, NULL, h);
 
 	if (st == WAL_BLOCK_MISPLACED) {
 		/* A later lap overwrote it: the reader fell behind a release. */

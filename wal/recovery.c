@@ -159,23 +159,17 @@ static int step(struct scan *s, enum wal_block_state *state, bool *ok)
 	*ok = false;
 	if (rc)
 		return rc;
-	*state = wal_block_check(block, slot, s->seq, s->sb, &h);
+	struct wal_chain prev = {s->prev_sum, s->prev_epoch};
+
+	*state = wal_block_check(block, slot, s->seq, s->sb, s->have_prev ? &prev : NULL, &h);
 	if (*state != WAL_BLOCK_VALID)
 		return 0;
-	if (s->seq >= s->sb->end_seq && h.epoch != s->sb->epoch && !PMWAL_BUG(ACCEPT_STALE)) {
-		*state = WAL_BLOCK_STALE; /* remains of an earlier open's tail */
-		return 0;
-	}
+	/* The head (never chained: the walk starts there) holds head_lsn. */
 	if (s->seq == s->sb->head_seq && !PMWAL_BUG(HEAD_UNCHECKED) &&
 	    (h.first_lsn > s->sb->head_lsn ||
 	     (s->seq == s->sb->end_seq && h.first_lsn != s->sb->head_lsn))) {
 		*state = WAL_BLOCK_MISPLACED; /* does not hold the head's LSN */
 		return 0;
-	}
-	if (s->have_prev) {
-		*state = wal_block_follows(&h, s->prev_sum, s->prev_epoch);
-		if (*state != WAL_BLOCK_VALID)
-			return 0;
 	}
 	bool first = !s->have_prev;
 
@@ -252,13 +246,11 @@ static int look_ahead(struct scan *s, uint64_t q, uint64_t group_start, uint64_t
 
 		if (rc)
 			return rc;
-		if (wal_block_check(block, t % n, t, s->sb, &h) != WAL_BLOCK_VALID)
+		/* As in the walk, past end_seq only this epoch's blocks. */
+		if (wal_block_check(block, t % n, t, s->sb, NULL, &h) != WAL_BLOCK_VALID)
 			continue;
 		if (h.epoch < s->prev_epoch && s->have_prev)
 			continue; /* remains of an unacked tail cut off earlier */
-		if (t >= s->sb->end_seq && h.epoch != s->sb->epoch)
-			continue; /* the same rule as the walk: past end_seq only
-				   * this epoch's blocks can be the log's */
 		if (t - h.group_index == group_start)
 			*same_group = true;
 		if (t - h.group_index > group_start) {
@@ -591,7 +583,7 @@ int wal_locate(struct wal_dev *dev, const struct wal_sb *sb, uint64_t head_seq,
 		rc = reader_get(&rd, mid, &block);
 		if (rc)
 			goto out;
-		if (wal_block_check(block, mid % sb->capacity_blocks, mid, sb, &h) !=
+		if (wal_block_check(block, mid % sb->capacity_blocks, mid, sb, NULL, &h) !=
 		    WAL_BLOCK_VALID) {
 			rc = PMWAL_ECORRUPT;
 			goto out;
@@ -606,7 +598,7 @@ int wal_locate(struct wal_dev *dev, const struct wal_sb *sb, uint64_t head_seq,
 	rc = reader_get(&rd, lo, &block);
 	if (rc)
 		goto out;
-	if (wal_block_check(block, lo % sb->capacity_blocks, lo, sb, &h) !=
+	if (wal_block_check(block, lo % sb->capacity_blocks, lo, sb, NULL, &h) !=
 	    WAL_BLOCK_VALID) {
 		rc = PMWAL_ECORRUPT;
 		goto out;

@@ -61,8 +61,10 @@ static int flood(struct pmwal_options *o, char *err)
 	}
 }
 
-/* Open, fork a child that keeps the inherited descriptors for 30 s, close
- * the log, print the child's pid and exit: the child holds the open file. */
+/* Open, fork a child that keeps the inherited log descriptors (not stdout: a
+ * reader waiting for its end would wait for the child) until it is killed or
+ * 300 s pass, close the log, print the child's pid and exit: the child holds
+ * the open file. */
 static int fork_and_go(struct pmwal_options *o, char *err)
 {
 	struct pmwal *w;
@@ -75,7 +77,10 @@ static int fork_and_go(struct pmwal_options *o, char *err)
 	pid_t child = fork();
 
 	if (child == 0) {
-		sleep(30);
+		close(0);
+		close(1);
+		close(2);
+		sleep(300);
 		_exit(0);
 	}
 	pmwal_close(w);

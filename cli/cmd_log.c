@@ -1193,8 +1193,8 @@ int cmd_info(int argc, char **argv)
 	int rc = parse_simple(
 	    &c, "info",
 	    "usage: pmwal info TARGET [--json]\n"
-	    "Shows the superblock, geometry, and how groups are made durable "
-	    "on this medium.\n",
+	    "Shows the superblock, geometry, how groups are made durable on this "
+	    "medium,\nand which process holds the log open for writing, if one does.\n",
 	    argc, argv);
 
 	if (rc >= 0)
@@ -1208,6 +1208,8 @@ int cmd_info(int argc, char **argv)
 		return open_failed("info", &c, rc);
 	pmwal_stat(w, &i);
 	const struct pmwal_report *r = pmwal_recovery_report(w);
+	long writer = 0;
+	int wrc = pmwal_writer_pid(c.target, &writer);
 
 	if (c.json) {
 		json_t *j = json_pack(
@@ -1229,6 +1231,9 @@ int cmd_info(int argc, char **argv)
 
 		snprintf(id, sizeof(id), "%016llx", (unsigned long long)i.log_id);
 		json_object_set_new(j, "log_id", json_string(id));
+		/* 0: no writer; -1: one whose pid cannot be told here */
+		if (!wrc)
+			json_object_set_new(j, "writer_pid", json_integer(writer));
 		print_json(j);
 	} else {
 		printf("%s\n", i.target);
@@ -1264,6 +1269,17 @@ int cmd_info(int argc, char **argv)
 			printf("  atomic writes  none: torn blocks are detected by "
 			       "checksum\n");
 		printf("  state          %s (%s)\n", verdict_str(r->verdict), r->detail);
+		if (wrc)
+			printf("  writer         unknown (%s)\n", strerror(-wrc));
+		else if (writer > 0)
+			printf("  writer         pid %ld, open for writing (epoch %u is its "
+			       "open's); what is shown may change as it appends\n",
+			       writer, i.epoch);
+		else if (writer < 0)
+			printf("  writer         a process whose pid cannot be told here "
+			       "(another PID namespace)\n");
+		else
+			printf("  writer         none\n");
 	}
 	return close_log(&c, "info", w) ? 1 : 0;
 }

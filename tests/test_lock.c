@@ -427,6 +427,51 @@ Test(lock, a_child_forked_while_open_holds_the_lock_until_it_exits, .init = setu
 	cr_assert_eq(pmwal_close(w), 0);
 }
 
+/*
+ * Who writes the log, asked from outside without taking the lock: nobody, this
+ * process while a handle is open, another process while it holds the log, and
+ * nobody again once it is gone; refusals for what is no log.
+ */
+Test(lock, the_writer_is_named_to_anyone_who_asks, .init = setup_disk, .fini = teardown,
+     .timeout = 60)
+{
+	char line[64];
+	long pid = 99;
+
+	snprintf(target, sizeof(target), "%s/log", dir);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_writer_pid(target, &pid), 0);
+	cr_assert_eq(pid, (long)getpid(), "an open handle of ours: %ld", pid);
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(pmwal_writer_pid(target, &pid), 0);
+	cr_assert_eq(pid, 0, "closed, yet %ld", pid);
+
+	char *argv[] = {PMWAL_LOCK_HOLDER, target, NULL};
+	pid_t holder = spawn_line(argv, line, sizeof(line));
+
+	cr_assert_gt(holder, 0);
+	cr_assert_eq(line[0], 'x', "lock_holder said '%s'", line);
+	cr_assert_eq(pmwal_writer_pid(target, &pid), 0);
+	long named = pid;
+
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	cr_assert_eq(named, (long)holder, "named %ld, the writer is %ld", named, (long)holder);
+	for (int i = 0; i < 200 && pmwal_writer_pid(target, &pid) == 0 && pid; i++)
+		usleep(10000); /* the kernel lets go of a dead holder's file */
+	cr_assert_eq(pid, 0, "the writer is dead, yet %ld is named", pid);
+
+	char missing[600];
+
+	snprintf(missing, sizeof(missing), "%s/none", dir);
+	cr_assert_eq(pmwal_writer_pid(missing, &pid), -ENOENT);
+	cr_assert_eq(pmwal_writer_pid("sim:nothing", &pid), 0);
+	cr_assert_eq(pid, 0);
+	cr_assert_eq(pmwal_writer_pid(NULL, &pid), -EINVAL);
+	cr_assert_eq(pmwal_writer_pid(target, NULL), -EINVAL);
+}
+
 /* The log file's bytes, read past the page cache. */
 static uint8_t *read_direct(const char *path, size_t len)
 {

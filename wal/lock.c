@@ -315,3 +315,60 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 		fd_out[1 + i] = bk[i];
 	return 0;
 }
+
+/* The holder of the lock on @fd: its pid, -1 unknown, 0 none (or -errno). */
+static long probe_fd(int fd)
+{
+	struct flock fl;
+
+	if (ofd_lock(fd, F_WRLCK, 0, 1, F_OFD_GETLK, &fl))
+		return -errno;
+	if (fl.l_type == F_UNLCK)
+		return 0;
+	long long pid = lock_mark(fd, WAL_LOCK_PID_BASE, WAL_LOCK_PID_SPAN);
+	long long hns = lock_mark(fd, WAL_LOCK_NS_BASE, WAL_LOCK_NS_SPAN);
+	uint64_t ns = pid_ns();
+
+	return pid > 0 && ns && hns >= 0 && (uint64_t)hns == ns ? (long)pid : -1;
+}
+
+int pmwal_writer_pid(const char *target, long *pid)
+{
+	struct pmwal_target t;
+	char node[300], backing[4096];
+	int fd, rc;
+
+	if (!target || !pid)
+		return -EINVAL;
+	*pid = 0;
+	if (pmwal_target_parse(target, &t))
+		return -EINVAL;
+	if (t.kind == PMWAL_TARGET_SIM)
+		return 0;
+	rc = lock_node(&t, node, sizeof(node));
+	if (rc < 0)
+		return rc;
+	fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) /* a PMR's lock file not made yet: no writer since boot */
+		return rc > 0 && errno == ENOENT ? 0 : -errno;
+	/* The node, then each loop device's backing file below it: the first
+	 * holder found is the writer (every chain ends at the same file). */
+	for (int depth = 0; depth < WAL_LOCK_FDS; depth++) {
+		long p = probe_fd(fd);
+		bool more = p == 0 && loop_backing(fd, backing, sizeof(backing));
+
+		close(fd);
+		if (p != 0) {
+			if (p < -1)
+				return (int)p;
+			*pid = p;
+			return 0;
+		}
+		if (!more)
+			return 0;
+		fd = open(backing, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+	}
+	return 0;
+}

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -466,6 +467,11 @@ Test(lock, the_writer_is_named_to_anyone_who_asks, .init = setup_disk, .fini = t
 
 	snprintf(missing, sizeof(missing), "%s/none", dir);
 	cr_assert_eq(pmwal_writer_pid(missing, &pid), -ENOENT);
+	/* A FIFO is no log and has no writer: asked, it must not hang. */
+	snprintf(missing, sizeof(missing), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(missing, 0600), 0);
+	cr_assert_eq(pmwal_writer_pid(missing, &pid), 0);
+	cr_assert_eq(pid, 0);
 	cr_assert_eq(pmwal_writer_pid("sim:nothing", &pid), 0);
 	cr_assert_eq(pid, 0);
 	cr_assert_eq(pmwal_writer_pid(NULL, &pid), -EINVAL);

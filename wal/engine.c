@@ -383,10 +383,6 @@ static int alloc_stages(struct pmwal *w)
 	if (w->dev->ops->map && w->dev->ops->store && w->dev->ops->barrier) {
 		if (wal_direct_init(w))
 			return -ENOMEM;
-		/* Groups of a microsecond: waiters spin first, one per spare core. */
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-		w->spin_max = cpus > 1 ? (uint32_t)(cpus - 1) : 0;
 	}
 	return 0;
 }

@@ -178,7 +178,7 @@ int wal_start_committer(struct pmwal *w);
 void wal_queue_callbacks(struct pmwal *w, struct stage *s, int status);
 void wal_run_callbacks(struct pmwal *w);
 bool wal_in_callback(const struct pmwal *w); /* this thread runs @w's callbacks */
-int wal_direct_init(struct pmwal *w); /* mapped media, at open */
+int wal_direct_init(struct pmwal *w); /* mapped media, at open: also the spin budget */
 void wal_direct_free(struct pmwal *w);
 
 #endif /* PMWAL_ENGINE_H */

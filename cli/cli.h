@@ -11,6 +11,7 @@
 int cmd_create(int argc, char **argv);
 int cmd_append(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_tail(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_info(int argc, char **argv);

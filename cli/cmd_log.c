@@ -44,7 +44,9 @@ enum {
 	OPT_JSON,
 	OPT_ENABLE_PMR,
 	OPT_HELP,
-	OPT_TAIL /* append only */
+	OPT_TAIL,	/* append only */
+	OPT_WAIT_LOCK,	/* append only */
+	OPT_BREAK_LOCK, /* append only */
 };
 
 /* clang-format off */
@@ -783,6 +785,8 @@ int cmd_append(int argc, char **argv)
 {
 	static const struct option lo[] = {{"record-size", required_argument, NULL, 'n'},
 					   {"tail", required_argument, NULL, OPT_TAIL},
+					   {"wait-lock", no_argument, NULL, OPT_WAIT_LOCK},
+					   {"break-lock", no_argument, NULL, OPT_BREAK_LOCK},
 					   COMMON_LONG_OPTIONS,
 					   {0}};
 	struct common c = {0};
@@ -816,6 +820,12 @@ int cmd_append(int argc, char **argv)
 				return bad_value("append", "--tail", optarg,
 						 "refuse, pad or short");
 			break;
+		case OPT_WAIT_LOCK:
+			c.flags |= PMWAL_OPEN_WAIT_LOCK;
+			break;
+		case OPT_BREAK_LOCK:
+			c.flags |= PMWAL_OPEN_BREAK_LOCK;
+			break;
 		case 'h':
 			printf("usage: pmwal append TARGET [--record-size N [--tail "
 			       "refuse|pad|short]] < records\n"
@@ -833,7 +843,15 @@ int cmd_append(int argc, char **argv)
 			       "says which was done.\n"
 			       "Exits 0 only once every record is durable; on failure "
 			       "it says which records\n"
-			       "are (\"durable: LSN a..b\" or \"nothing durable\").\n%s",
+			       "are (\"durable: LSN a..b\" or \"nothing durable\").\n"
+			       "  --wait-lock    standby: wait while another process "
+			       "writes the log, then take\n"
+			       "                 it over (recovery, then these records "
+			       "continue its LSNs)\n"
+			       "  --break-lock   take the log from a writer that is hung "
+			       "or stopped; it is\n"
+			       "                 fenced (it acknowledges nothing more). "
+			       "An operator's decision\n%s",
 			       common_help);
 			return 0;
 		default:
@@ -843,6 +861,9 @@ int cmd_append(int argc, char **argv)
 	if ((rc = take_target(&c, "append", argc, argv)) ||
 	    (rc = no_more_args("append", argc, argv)))
 		return rc;
+	if ((c.flags & PMWAL_OPEN_WAIT_LOCK) && (c.flags & PMWAL_OPEN_BREAK_LOCK))
+		return bad_usage("append", "--wait-lock and --break-lock together (wait "
+					   "for the writer, or fence it)");
 	if (tail_opt && !fixed)
 		return bad_usage("append", "--tail needs --record-size (lines have no "
 					   "tail)");
@@ -1003,10 +1024,22 @@ static void print_json_record(uint64_t lsn, const void *p, size_t len)
 	json_decref(o);
 }
 
-int cmd_dump(int argc, char **argv)
+static volatile sig_atomic_t follow_stop;
+
+static void on_stop(int sig)
 {
-	static const struct option lo[] = {
-	    {"from", required_argument, NULL, 'f'}, COMMON_LONG_OPTIONS, {0}};
+	(void)sig;
+	follow_stop = 1;
+}
+
+/* pmwal dump, and pmwal tail (@cmd "tail"), which can also follow. */
+static int dump_or_tail(int argc, char **argv, const char *cmd)
+{
+	static const struct option lo[] = {{"from", required_argument, NULL, 'f'},
+					   {"follow", no_argument, NULL, 'F'},
+					   COMMON_LONG_OPTIONS,
+					   {0}};
+	bool tail = !strcmp(cmd, "tail"), follow = false, from_end = false;
 	struct common c = {0};
 	struct pmwal_options o;
 	uint64_t from = 0;
@@ -1014,29 +1047,53 @@ int cmd_dump(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":f:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, tail ? ":f:Fh" : ":f:h", lo, NULL)) != -1) {
 		if (common_opt(&c, opt))
 			continue;
 		switch (opt) {
 		case 'f':
-			if (cli_parse_u64(optarg, &from))
-				return bad_value("dump", "--from", optarg, "an LSN");
+			if (tail && !strcmp(optarg, "end"))
+				from_end = true;
+			else if (cli_parse_u64(optarg, &from))
+				return bad_value(cmd, "--from", optarg,
+						 tail ? "an LSN or 'end'" : "an LSN");
+			break;
+		case 'F':
+			if (!tail)
+				return bad_option(cmd, '?', argv);
+			follow = true;
 			break;
 		case 'h':
-			printf("usage: pmwal dump TARGET [--from LSN] [--json]\n"
-			       "Prints each durable record: LSN, a tab, the bytes "
-			       "(non-printable "
-			       "as \\xNN).\n--json prints one object per line: lsn, len, "
-			       "data "
-			       "(or data_hex).\n%s",
-			       common_help);
+			if (tail)
+				printf("usage: pmwal tail TARGET [--from LSN|end] [--follow] "
+				       "[--json]\n"
+				       "Prints each durable record as pmwal dump does, from "
+				       "LSN (default: the head;\n"
+				       "'end': only records made durable from now on). "
+				       "--follow (-F) keeps\n"
+				       "printing records as the log's writer, in this or "
+				       "another process on this\n"
+				       "host, makes them durable, across its takeover by "
+				       "another writer, until\n"
+				       "interrupted (SIGINT/SIGTERM: exit 0). A follower "
+				       "that falls behind a\n"
+				       "release exits 4 naming the LSN to resume from.\n%s",
+				       common_help);
+			else
+				printf("usage: pmwal dump TARGET [--from LSN] [--json]\n"
+				       "Prints each durable record: LSN, a tab, the bytes "
+				       "(non-printable "
+				       "as \\xNN).\n--json prints one object per line: lsn, "
+				       "len, data "
+				       "(or data_hex).\n%s",
+				       common_help);
 			return 0;
 		default:
-			return bad_option("dump", opt, argv);
+			return bad_option(cmd, opt, argv);
 		}
 	}
-	if ((rc = take_target(&c, "dump", argc, argv)) ||
-	    (rc = no_more_args("dump", argc, argv)) || (rc = check_node(&c, "dump")))
+	if ((rc = take_target(&c, cmd, argc, argv)) || (rc = no_more_args(cmd, argc, argv)) ||
+	    (rc = check_node(&c, cmd)))
 		return rc;
 	init_opts(&o, &c);
 	o.flags |= PMWAL_OPEN_READONLY;
@@ -1044,15 +1101,28 @@ int cmd_dump(int argc, char **argv)
 
 	rc = pmwal_open(&o, &w);
 	if (rc)
-		return open_failed("dump", &c, rc);
+		return open_failed(cmd, &c, rc);
 	struct pmwal_iter *it;
 
+	if (from_end) {
+		struct pmwal_info info;
+
+		pmwal_stat(w, &info);
+		from = info.next_lsn;
+	}
 	rc = pmwal_iter_open(w, from, &it);
 	if (rc) {
-		cli_fail(&c, "dump", 2, "%s",
+		cli_fail(&c, cmd, 2, "%s",
 			 pmwal_errmsg(w)[0] ? pmwal_errmsg(w) : pmwal_strerror(rc));
-		close_log(&c, "dump", w);
+		close_log(&c, cmd, w);
 		return 2;
+	}
+	if (follow) {
+		struct sigaction sa = {.sa_handler = on_stop};
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
 	}
 	uint64_t lsn;
 	const void *data;
@@ -1060,7 +1130,15 @@ int cmd_dump(int argc, char **argv)
 
 	uint64_t last = 0, skipped = 0;
 
-	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
+	for (;;) {
+		rc = pmwal_iter_next(it, &lsn, &data, &len);
+		if (rc == 0 && follow && !follow_stop) {
+			fflush(stdout);
+			(void)pmwal_iter_wait(it, 200); /* and look at follow_stop */
+			continue;
+		}
+		if (rc != 1)
+			break;
 		/* Salvage reads past damage: the records lost with it are a gap. */
 		if (last && lsn > last + 1) {
 			fprintf(stderr,
@@ -1077,15 +1155,20 @@ int cmd_dump(int argc, char **argv)
 			print_text_record(lsn, data, len);
 	}
 	if (rc < 0)
-		fprintf(stderr, "pmwal dump: %s: %s\n", pmwal_strerror(rc),
+		fprintf(stderr, "pmwal %s: %s: %s\n", cmd, pmwal_strerror(rc),
 			pmwal_errmsg(w));
+	fflush(stdout);
 	pmwal_iter_close(it);
+	if (rc == PMWAL_ERANGE && follow) {
+		close_log(&c, cmd, w);
+		return 4;
+	}
 	struct pmwal_info info;
 
 	pmwal_stat(w, &info);
 	/* An empty dump is not an error; say why it is empty (stderr: stdout
 	 * holds only records, in both formats). */
-	if (rc == 0 && !last && info.next_lsn <= info.head_lsn)
+	if (rc == 0 && !last && info.next_lsn <= info.head_lsn && !follow)
 		fprintf(stderr,
 			"pmwal dump: %s: the log holds no records (next LSN %llu, head "
 			"LSN %llu)\n",
@@ -1104,11 +1187,21 @@ int cmd_dump(int argc, char **argv)
 			(unsigned long long)(skipped > r->skipped_records ? skipped
 									  : r->skipped_records),
 			(unsigned long long)last);
-	if (close_log(&c, "dump", w) && rc >= 0)
+	if (close_log(&c, cmd, w) && rc >= 0)
 		return 1;
 	if (salvaged)
 		return 3;
 	return rc < 0 ? (rc == PMWAL_ECORRUPT ? 3 : 1) : 0;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	return dump_or_tail(argc, argv, "dump");
+}
+
+int cmd_tail(int argc, char **argv)
+{
+	return dump_or_tail(argc, argv, "tail");
 }
 
 /* ---- verify and recover ------------------------------------------------- */

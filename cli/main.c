@@ -21,6 +21,7 @@ static const struct command commands[] = {
     {"create", cmd_create, "create (format) a log on a file, device or region"},
     {"append", cmd_append, "append records from stdin; exits 0 once they are durable"},
     {"dump", cmd_dump, "print records with their LSNs"},
+    {"tail", cmd_tail, "print records as they become durable (--follow)"},
     {"verify", cmd_verify, "check a log read-only: clean, torn tail or corrupt"},
     {"recover", cmd_recover, "run recovery (cut off an unacknowledged torn tail)"},
     {"info", cmd_info, "show superblock, geometry and durability mode"},

@@ -359,6 +359,20 @@ void wal_fail_stop(struct pmwal *w, int rc)
 static void group_done(struct pmwal *w, int rc, uint64_t seq0, uint64_t n, uint64_t first,
 		       uint64_t last)
 {
+	/* Followers hear of it first; a writer taken over hears so here,
+	 * atomically with the publication it is refused (status.c). */
+	if (!rc)
+		rc = wal_status_publish(w, seq0 + n, last > w->durable_lsn ? last : w->durable_lsn, 0);
+	if (rc == PMWAL_EFENCED) {
+		wal_fail_stop(w, rc);
+		wal_set_err(w,
+			    "%s: another writer took the log over (epoch %u is no longer "
+			    "the log's); LSN %llu..%llu and everything after are not "
+			    "acknowledged by this handle: close it",
+			    w->target, w->sb.epoch, (unsigned long long)first,
+			    (unsigned long long)last);
+		return;
+	}
 	if (rc) {
 		wal_fail_stop(w, rc);
 		wal_set_err(
@@ -554,7 +568,10 @@ again:
 	struct wal_submitted wake_done = {wake_stage, done, false};
 
 	pthread_rwlock_rdlock(&w->io_lock);
-	int rc = w->dev->ops->commit(w->dev, ios, nio, done ? &wake_done : NULL);
+	/* A writer taken over writes nothing more (status.c). */
+	int rc = wal_status_fenced(w) ? PMWAL_EFENCED
+				      : w->dev->ops->commit(w->dev, ios, nio,
+							    done ? &wake_done : NULL);
 
 	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
 		rc = 0;
@@ -1068,7 +1085,7 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 		publish_durable(w, last);
 		pthread_mutex_unlock(&w->mu);
 	}
-	int rc = direct_store(w, g);
+	int rc = wal_status_fenced(w) ? PMWAL_EFENCED : direct_store(w, g);
 
 	/* A later group's barrier would not do: it covers only the stores of
 	 * the thread that issues it. */

@@ -63,7 +63,8 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 {
 	const uint32_t known = PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL | PMWAL_OPEN_READONLY |
 			       PMWAL_OPEN_SALVAGE | PMWAL_OPEN_BUFFERED_IO |
-			       PMWAL_OPEN_NO_URING | PMWAL_OPEN_FDATASYNC;
+			       PMWAL_OPEN_NO_URING | PMWAL_OPEN_FDATASYNC |
+			       PMWAL_OPEN_WAIT_LOCK | PMWAL_OPEN_BREAK_LOCK;
 
 	if (!opt) {
 		snprintf(err, errlen, "options: NULL");
@@ -90,6 +91,17 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 	}
 	if ((opt->flags & PMWAL_OPEN_CREATE) && (opt->flags & PMWAL_OPEN_READONLY)) {
 		snprintf(err, errlen, "options.flags: CREATE and READONLY together");
+		return PMWAL_EBADOPT;
+	}
+	if ((opt->flags & (PMWAL_OPEN_WAIT_LOCK | PMWAL_OPEN_BREAK_LOCK)) &&
+	    (opt->flags & PMWAL_OPEN_READONLY)) {
+		snprintf(err, errlen, "options.flags: WAIT_LOCK or BREAK_LOCK with READONLY "
+				      "(a read-only open takes no lock)");
+		return PMWAL_EBADOPT;
+	}
+	if ((opt->flags & PMWAL_OPEN_WAIT_LOCK) && (opt->flags & PMWAL_OPEN_BREAK_LOCK)) {
+		snprintf(err, errlen, "options.flags: WAIT_LOCK and BREAK_LOCK together "
+				      "(wait for the writer, or fence it)");
 		return PMWAL_EBADOPT;
 	}
 	if ((opt->flags & PMWAL_OPEN_EXCL) && !(opt->flags & PMWAL_OPEN_CREATE)) {
@@ -333,6 +345,15 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 			goto out;
 		}
 	}
+	if (wal_status_fenced(w)) {
+		pthread_mutex_lock(&w->mu);
+		wal_fail_stop(w, PMWAL_EFENCED);
+		pthread_mutex_unlock(&w->mu);
+		wal_set_err(w, "%s: another writer took the log over; release to LSN %llu "
+			       "not done, close this handle", w->target, (unsigned long long)lsn);
+		rc = PMWAL_EFENCED;
+		goto out;
+	}
 	struct wal_sb sb = w->sb;
 
 	sb.head_seq = seq;
@@ -355,6 +376,12 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 		w->sb.end_lsn = end_lsn;
 		w->head_seq = seq;
 		w->head_lsn = lsn;
+		/* Before any group reuses the space (io_lock held): a follower
+		 * that read a block below the new head learns it may be gone. */
+		if (wal_status_publish(w, w->next_seq, w->durable_lsn, 0)) {
+			wal_fail_stop(w, PMWAL_EFENCED);
+			rc = PMWAL_EFENCED;
+		}
 		wal_wake_all(w);
 	}
 	pthread_mutex_unlock(&w->mu);
@@ -391,6 +418,7 @@ static void free_handle(struct pmwal *w)
 {
 	if (!w)
 		return;
+	wal_status_detach(w, false);
 	if (w->dev)
 		w->dev->ops->close(w->dev);
 	for (int i = 0; i < WAL_LOCK_FDS; i++)
@@ -423,6 +451,18 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 {
 	struct wal_tail tail;
 	bool salvage = w->flags & PMWAL_OPEN_SALVAGE;
+	bool writer = !(w->flags & PMWAL_OPEN_READONLY);
+
+	/*
+	 * Followers and the fence (status.c). A writer claims the log before
+	 * recovery reads a byte: a writer it takes over (PMWAL_OPEN_BREAK_LOCK)
+	 * writes no group after this and acknowledges none it had written.
+	 * Without a page (no /dev/shm) the log works, unfollowed and fenced by
+	 * the lock alone.
+	 */
+	(void)wal_status_attach(w, writer);
+	if (writer && w->sb.epoch < WAL_EPOCH_MAX)
+		wal_status_claim(w, w->sb.epoch + 1);
 	int rc = wal_recover_scan(w->dev, &w->sb, salvage, &w->report, &tail);
 
 	if (rc) {
@@ -446,8 +486,12 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	w->durable_lsn = tail.durable_lsn;
 	w->head_seq = w->sb.head_seq;
 	w->head_lsn = w->sb.head_lsn;
-	if (w->flags & PMWAL_OPEN_READONLY)
+	if (!writer) {
+		/* A live writer's last groups may be written but not yet durable:
+		 * a follower starts at what it published durable. */
+		(void)wal_follow_refresh(w);
 		return 0;
+	}
 	/* New epoch: blocks of a tail cut off now are told apart from ours, and
 	 * the superblock attests what recovery kept (format.c, end_seq). */
 	struct wal_sb sb = w->sb;
@@ -471,6 +515,14 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 		return rc;
 	}
 	w->sb = sb;
+	rc = wal_status_publish(w, w->next_seq, w->durable_lsn, 0);
+	if (rc) {
+		snprintf(err, errlen,
+			 "%s: another writer opened the log while this open recovered it "
+			 "(epoch %u is no longer the log's); open it again",
+			 w->target, sb.epoch);
+		return rc;
+	}
 	return 0;
 }
 
@@ -631,6 +683,14 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 		int dev_fd = dev->ops->file_fd ? dev->ops->file_fd(dev) : -1;
 
 		rc = wal_lock_writer(opt->target, dev_fd, lock_fd, err, sizeof(err));
+		/* A standby waits for the writer to let go; 10 ms rounds, so a
+		 * takeover starts within 10 ms of the lock's release. */
+		while (rc == -EBUSY && (opt->flags & PMWAL_OPEN_WAIT_LOCK)) {
+			usleep(10000);
+			rc = wal_lock_writer(opt->target, dev_fd, lock_fd, err, sizeof(err));
+		}
+		if (rc == -EBUSY && (opt->flags & PMWAL_OPEN_BREAK_LOCK))
+			rc = 0; /* fenced instead: recover() claims the log */
 		if (rc) {
 			dev->ops->close(dev);
 			open_err(opt, err);
@@ -670,10 +730,17 @@ int pmwal_close(struct pmwal *w)
 			sb.end_seq = w->next_seq;
 			sb.end_lsn = w->durable_lsn + 1;
 			sb.flags |= WAL_SB_CLOSED;
-			rc = write_sb(w, &sb);
+			rc = wal_status_fenced(w) ? PMWAL_EFENCED : write_sb(w, &sb);
 			if (rc)
 				wal_set_err(w, "%s: writing the superblock at close: %s",
 					w->target, pmwal_strerror(rc));
+		}
+		/* The page goes with its writer (a follower goes by the superblock,
+		 * and finds the next writer's page by its path), unless another
+		 * writer took the log over: the page is its. */
+		if (!wal_status_fenced(w)) {
+			wal_status_closed(w);
+			wal_status_detach(w, true);
 		}
 		if (!rc && w->failed)
 			rc = PMWAL_EFAILED; /* staged records were never made durable */

@@ -161,6 +161,16 @@ struct pmwal {
 			      * wal_fail_stop(), which wakes every sleeper */
 	uint64_t groups_written, records_written;
 	char target[256];
+	/* The status page (status.c): NULL where there is none (sim:, no
+	 * /dev/shm); a follower attaches once its writer made it. */
+	struct wal_status_page *st;
+#define WAL_STATUS_RETIRED 8
+	struct wal_status_page *st_retired[WAL_STATUS_RETIRED]; /* replaced, still mapped */
+	uint32_t st_retired_n;
+	bool st_waitable; /* mapped writable: may count itself a waiter */
+	uint32_t st_dead_pid; /* a writer found dead: its page is not trusted */
+	unsigned long st_ino;
+	char st_path[320];
 	pthread_mutex_t err_mu; /* errmsg: set and read from any thread */
 	char errmsg[512];
 };
@@ -180,5 +190,35 @@ void wal_run_callbacks(struct pmwal *w);
 bool wal_in_callback(const struct pmwal *w); /* this thread runs @w's callbacks */
 int wal_direct_init(struct pmwal *w); /* mapped media, at open: also the spin budget */
 void wal_direct_free(struct pmwal *w);
+
+/* status.c: the status page shared by a log's processes on one host. */
+struct wal_status_page;
+struct wal_status_snap {
+	uint32_t fence, epoch, pid;
+	bool open; /* a writer has the log open */
+	bool live; /* ... and is not known to have died (st_dead_pid) */
+	uint64_t durable_seq, durable_lsn, head_seq, head_lsn;
+};
+int wal_status_path(const char *target, uint64_t log_id, char *buf, size_t len);
+/* Maps the page of w->sb.log_id (a writer creates it): 0 or -errno. */
+int wal_status_attach(struct pmwal *w, bool writer);
+void wal_status_detach(struct pmwal *w, bool unlink_it);
+void wal_status_claim(struct pmwal *w, uint32_t epoch); /* open: fence = @epoch */
+bool wal_status_fenced(const struct pmwal *w);	 /* another writer claimed it */
+/* Publishes a durable end and w's head (mu held), unless another writer
+ * claimed the log: 0, or PMWAL_EFENCED (nothing published). */
+int wal_status_publish(struct pmwal *w, uint64_t durable_seq, uint64_t durable_lsn,
+		       uint32_t flags_clear);
+void wal_status_closed(struct pmwal *w);
+int wal_status_read(const struct pmwal *w, struct wal_status_snap *s); /* 0, -ENOENT, -EAGAIN */
+uint32_t wal_status_wake_word(const struct pmwal *w);
+/* Sleeps until the wake word moves from @seen, or @ms pass. */
+void wal_status_sleep(struct pmwal *w, uint32_t seen, uint32_t ms);
+bool wal_status_replaced(struct pmwal *w); /* the path names another page now */
+/* Whether writer @pid is gone (0, or dead: remembered in st_dead_pid). */
+bool wal_status_writer_gone(struct pmwal *w, uint32_t pid);
+int wal_status_reattach(struct pmwal *w); /* a follower maps the page its path names now */
+/* Follower: adopts what the page says is durable (iter.c). 1: moved. */
+int wal_follow_refresh(struct pmwal *w);
 
 #endif /* PMWAL_ENGINE_H */

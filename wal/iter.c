@@ -88,21 +88,141 @@ int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
 	return 0;
 }
 
+/* ---- following a writer in another process ------------------------------ */
+
+/*
+ * A read-only handle adopts what its log's writer published durable on the
+ * status page (status.c): a later durable end, a later head, and after a
+ * takeover the new writer's superblock, once that is written (its blocks
+ * carry an epoch the old superblock never had). Only forward; at open
+ * (@at_open) it also cuts the end recovery found back to the published one:
+ * a live writer's last group may be written and not yet durable.
+ * 1: the durable end or head moved, 0: not.
+ */
+/*
+ * Without a writer publishing (none open, or one that closed and took its
+ * page along), the superblock says how far the log is durable: a clean
+ * close, a recovery and a release each write its end (format.c, end_seq).
+ */
+static int follow_superblock(struct pmwal *w)
+{
+	struct wal_sb sb;
+	char err[256];
+	int moved = 0;
+
+	if (wal_read_sb(w->dev, &sb, err, sizeof(err)))
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	if (sb.log_id == w->sb.log_id && sb.epoch >= w->sb.epoch && sb.sb_seq > w->sb.sb_seq) {
+		w->sb = sb;
+		if (sb.head_seq > w->head_seq) {
+			w->head_seq = sb.head_seq;
+			w->head_lsn = sb.head_lsn;
+			moved = 1;
+		}
+		if (sb.end_seq > w->next_seq && sb.end_lsn >= w->next_lsn) {
+			w->next_seq = sb.end_seq;
+			w->next_lsn = sb.end_lsn;
+			w->durable_lsn = sb.end_lsn - 1;
+			moved = 1;
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return moved;
+}
+
+static int follow_refresh(struct pmwal *w, bool at_open)
+{
+	struct wal_status_snap s;
+	int moved = 0;
+
+	if (!(w->flags & PMWAL_OPEN_READONLY) || wal_status_read(w, &s))
+		return 0;
+	if (at_open && s.open && s.live && wal_status_writer_gone(w, s.pid))
+		s.live = false; /* a killed writer's page, or another log's copy's */
+	if (s.epoch == 0 || !s.live)
+		return 0; /* claimed, nothing published yet; or no live writer */
+	pthread_mutex_lock(&w->mu);
+	uint32_t epoch = w->sb.epoch;
+
+	pthread_mutex_unlock(&w->mu);
+	if (s.epoch > epoch) {
+		struct wal_sb sb;
+		char err[256];
+
+		if (wal_read_sb(w->dev, &sb, err, sizeof(err)) || sb.log_id != w->sb.log_id ||
+		    sb.epoch < s.epoch)
+			return 0; /* its superblock is not written yet: later */
+		pthread_mutex_lock(&w->mu);
+		w->sb = sb;
+		pthread_mutex_unlock(&w->mu);
+		epoch = sb.epoch;
+	}
+	if (s.epoch != epoch)
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	if (at_open && s.open && s.durable_seq >= w->head_seq && s.durable_seq < w->next_seq &&
+	    s.durable_lsn < w->next_lsn) {
+		w->next_seq = s.durable_seq;
+		w->durable_lsn = s.durable_lsn;
+		w->next_lsn = s.durable_lsn + 1;
+	}
+	if (s.head_seq > w->head_seq) {
+		w->head_seq = s.head_seq;
+		w->head_lsn = s.head_lsn;
+		moved = 1;
+	}
+	if (s.durable_seq > w->next_seq && s.durable_lsn + 1 >= w->next_lsn) {
+		w->next_seq = s.durable_seq;
+		w->durable_lsn = s.durable_lsn;
+		w->next_lsn = s.durable_lsn + 1;
+		moved = 1;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return moved;
+}
+
+int wal_follow_refresh(struct pmwal *w)
+{
+	return follow_refresh(w, true);
+}
+
+/* The reader fell behind a release: say where the log starts now. */
+static int behind_release(struct pmwal_iter *it, uint64_t head_lsn)
+{
+	wal_set_err(it->w,
+		    "%s: the iterator's next block (seq %llu) was released and may be "
+		    "overwritten: the log now starts at LSN %llu; resume from a "
+		    "checkpoint at or after it",
+		    it->w->target, (unsigned long long)it->seq, (unsigned long long)head_lsn);
+	return PMWAL_ERANGE;
+}
+
 /* Reads and checks block it->seq; 0 ok, 1 not durable yet, < 0 error. */
 static int iter_load(struct pmwal_iter *it, struct wal_block_hdr *h)
 {
 	struct pmwal *w = it->w;
-	uint64_t end_seq, head_seq;
+	uint64_t end_seq, head_seq, head_lsn;
+	struct wal_sb sb;
 
 	pthread_mutex_lock(&w->mu);
 	end_seq = w->next_seq;
-	head_seq = w->head_seq;
 	pthread_mutex_unlock(&w->mu);
+	if (it->seq >= end_seq && follow_refresh(w, false)) {
+		pthread_mutex_lock(&w->mu);
+		end_seq = w->next_seq;
+		pthread_mutex_unlock(&w->mu);
+	}
+	pthread_mutex_lock(&w->mu);
+	head_seq = w->head_seq;
+	head_lsn = w->head_lsn;
+	sb = w->sb; /* a follower's changes at a takeover */
+	pthread_mutex_unlock(&w->mu);
+	if (it->seq < head_seq)
+		return behind_release(it, head_lsn);
 	if (it->seq >= end_seq)
 		return 1;
-	if (it->seq < head_seq)
-		return PMWAL_ERANGE;
-	uint64_t slot = it->seq % w->sb.capacity_blocks;
+	uint64_t slot = it->seq % sb.capacity_blocks;
 
 	if (it->seq < it->chunk_seq || it->seq >= it->chunk_seq + it->chunk_n) {
 		/* Read ahead up to the durable end, within one pass of the ring. */
@@ -110,11 +230,23 @@ static int iter_load(struct pmwal_iter *it, struct wal_block_hdr *h)
 
 		if (n > WAL_ITER_CHUNK_BLOCKS)
 			n = WAL_ITER_CHUNK_BLOCKS;
-		if (n > w->sb.capacity_blocks - slot)
-			n = w->sb.capacity_blocks - slot;
+		if (n > sb.capacity_blocks - slot)
+			n = sb.capacity_blocks - slot;
 		int rc = w->dev->ops->read(w->dev, it->chunk, n * WAL_BLOCK_BYTES,
 					   wal_slot_offset(slot));
 
+		/* A release publishes its head before any group reuses the
+		 * space: if the head is still at or below the first block read
+		 * now, no block of the chunk was overwritten while it was read. */
+		(void)follow_refresh(w, false);
+		pthread_mutex_lock(&w->mu);
+		head_seq = w->head_seq;
+		head_lsn = w->head_lsn;
+		pthread_mutex_unlock(&w->mu);
+		if (it->seq < head_seq) {
+			it->chunk_n = 0;
+			return behind_release(it, head_lsn);
+		}
 		if (rc) {
 			it->chunk_n = 0;
 			return rc;
@@ -123,11 +255,11 @@ static int iter_load(struct pmwal_iter *it, struct wal_block_hdr *h)
 		it->chunk_n = (uint32_t)n;
 	}
 	it->block = it->chunk + (it->seq - it->chunk_seq) * WAL_BLOCK_BYTES;
-	enum wal_block_state st = wal_block_check(it->block, slot, it->seq, &w->sb, NULL, h);
+	enum wal_block_state st = wal_block_check(it->block, slot, it->seq, &sb, NULL, h);
 
 	if (st == WAL_BLOCK_MISPLACED) {
 		/* A later lap overwrote it: the reader fell behind a release. */
-		return PMWAL_ERANGE;
+		return behind_release(it, head_lsn);
 	}
 	if (st != WAL_BLOCK_VALID) {
 		wal_set_err(w, "%s: block seq %llu at offset %llu: %s", w->target,
@@ -271,6 +403,85 @@ static int iter_next_raw(struct pmwal_iter *it, uint64_t *lsn, const void **data
 		*data = it->rec;
 		*len = p.rec_bytes;
 		return 1;
+	}
+}
+
+/* Whether pmwal_iter_next() has something to say: a record, or an error. */
+static bool iter_ready(struct pmwal_iter *it)
+{
+	struct pmwal *w = it->w;
+	bool ready;
+
+	if (it->have_block)
+		return true;
+	(void)follow_refresh(w, false);
+	pthread_mutex_lock(&w->mu);
+	ready = it->seq < w->next_seq || it->seq < w->head_seq || w->failed || w->closing;
+	pthread_mutex_unlock(&w->mu);
+	return ready;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+#define WAL_FOLLOW_ROUND_MS 100 /* a follower looks for a new page this often */
+
+int pmwal_iter_wait(struct pmwal_iter *it, int timeout_ms)
+{
+	if (!it)
+		return -EINVAL;
+	struct pmwal *w = it->w;
+	bool follower = w->flags & PMWAL_OPEN_READONLY;
+	uint64_t t0 = mono_ms();
+
+	for (;;) {
+		uint32_t seen = wal_status_wake_word(w);
+
+		if (iter_ready(it))
+			return 1;
+		uint64_t waited = mono_ms() - t0;
+
+		if (timeout_ms >= 0 && waited >= (uint64_t)timeout_ms)
+			return 0;
+		uint32_t ms = WAL_FOLLOW_ROUND_MS;
+
+		if (timeout_ms >= 0 && (uint64_t)timeout_ms - waited < ms)
+			ms = (uint32_t)((uint64_t)timeout_ms - waited);
+		if (ms == 0)
+			ms = 1;
+		if (w->st) {
+			wal_status_sleep(w, seen, ms);
+		} else if (!follower) {
+			/* No page (sim:): this process's own groups wake us. */
+			struct timespec until;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += (long)ms * 1000000;
+			until.tv_sec += until.tv_nsec / 1000000000;
+			until.tv_nsec %= 1000000000;
+			pthread_mutex_lock(&w->mu);
+			if (it->seq >= w->next_seq && !w->failed && !w->closing)
+				pthread_cond_timedwait(&w->cv_done, &w->mu, &until);
+			pthread_mutex_unlock(&w->mu);
+		} else {
+			wal_status_sleep(w, seen, ms < 10 ? ms : 10);
+		}
+		/* A follower whose writer closed (and removed its page) or never
+		 * opened: the next writer's page is found by its path. */
+		if (follower && wal_status_wake_word(w) == seen) {
+			struct wal_status_snap snap;
+
+			if (!w->st || wal_status_replaced(w))
+				(void)wal_status_reattach(w);
+			if (wal_status_read(w, &snap) || !snap.live ||
+			    wal_status_writer_gone(w, snap.pid))
+				(void)follow_superblock(w);
+		}
 	}
 }
 

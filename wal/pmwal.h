@@ -59,7 +59,8 @@ extern "C" {
 	X(PMWAL_EUNSUPPORTED, -1008, "the medium or kernel refuses a needed feature")    \
 	X(PMWAL_EREADONLY, -1009, "log was opened read-only")                            \
 	X(PMWAL_ENOTDURABLE, -1010, "medium cannot guarantee durability")                \
-	X(PMWAL_ECLOSED, -1011, "log is closing")
+	X(PMWAL_ECLOSED, -1011, "log is closing")                                        \
+	X(PMWAL_EFENCED, -1012, "another writer took the log over; this handle may not write")
 
 enum pmwal_error {
 #define PMWAL_X_ENUM(name, value, text) name = value,
@@ -89,6 +90,25 @@ enum pmwal_open_flags {
 	PMWAL_OPEN_BUFFERED_IO = 1u << 4, /* no O_DIRECT (page cache + fdatasync) */
 	PMWAL_OPEN_NO_URING = 1u << 5,	  /* pwritev/fdatasync instead of io_uring */
 	PMWAL_OPEN_FDATASYNC = 1u << 6,	  /* flush with fdatasync, not FUA writes */
+	/*
+	 * Standby: when another process holds the writer lock, wait until it
+	 * lets go (closes, exits or is killed), then recover and continue the
+	 * log as its writer (takeover). Without it such an open fails -EBUSY.
+	 */
+	PMWAL_OPEN_WAIT_LOCK = 1u << 7,
+	/*
+	 * An operator's decision: open for writing although another process
+	 * holds the writer lock, because that process is hung or stopped and
+	 * will not let go. The holder is fenced: it writes no group after this
+	 * open claims the log and acknowledges none, failing with
+	 * PMWAL_EFENCED (a check before each group's write and, atomically
+	 * with its publication, before each acknowledgement: docs/followers.md
+	 * says what the one window left is). Same host only: the fence lives in
+	 * the status page. While the old holder lives it still holds the lock,
+	 * so a third opener is refused; once it exits, nothing locks the log
+	 * until this handle is closed and opened again.
+	 */
+	PMWAL_OPEN_BREAK_LOCK = 1u << 8,
 };
 
 /*
@@ -300,6 +320,28 @@ int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
  * with the damage show as a gap in the LSNs returned.
  */
 int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, size_t *len);
+
+/*
+ * Sleep until pmwal_iter_next() has something new to say (a record made
+ * durable since, or an error), or @timeout_ms pass (-1: no limit, 0: just
+ * look). Returns 1 (call pmwal_iter_next(); it may still return 0 when what
+ * woke the wait holds no record past the iterator), 0 on timeout, or
+ * -EINVAL. No core spins meanwhile.
+ *
+ * Following a log another process writes (docs/followers.md): open it with
+ * PMWAL_OPEN_READONLY, then loop pmwal_iter_next() and, at 0,
+ * pmwal_iter_wait(). Such a follower sees only what its writer published
+ * durable on the log's status page (a 4 KiB file in /dev/shm named after
+ * the log's id, or in $PMWAL_STATUS_DIR), wakes within microseconds of each
+ * group through a futex there, and never blocks the writer. It follows
+ * across a takeover (a new writer's recovery, a new epoch) without losing or
+ * repeating a record, and across the writer's close and a new writer's open.
+ * A follower that falls behind pmwal_release() gets PMWAL_ERANGE from
+ * pmwal_iter_next(), whose message names the LSN the log starts at now:
+ * resume from a checkpoint at or after it. Processes on one host only: a
+ * follower on another host sees no page and waits forever.
+ */
+int pmwal_iter_wait(struct pmwal_iter *it, int timeout_ms);
 
 /* Free an iterator. Accepts NULL. */
 void pmwal_iter_close(struct pmwal_iter *it);

@@ -7,7 +7,8 @@
  * the compiler removes the broken branch.
  *
  * The list is docs/reliability.md's (1-14), plus four found by the outside attack, two
- * of several groups in flight, and one of concurrent direct groups on mapped media.
+ * of several groups in flight, one of concurrent direct groups on mapped media,
+ * and one of several processes on one log (fencing).
  */
 #ifndef PMWAL_SEEDED_H
 #define PMWAL_SEEDED_H
@@ -33,6 +34,7 @@
 #define PMWAL_BUG_ANY_LATER_GROUP_PROVES 19 /* a later group proves damage without a hint */
 #define PMWAL_BUG_ACK_OUT_OF_ORDER	 20 /* a group acked before an earlier one is durable */
 #define PMWAL_BUG_SHARED_BARRIER	 21 /* a direct group leans on a later one's barrier */
+#define PMWAL_BUG_NO_FENCE		 22 /* a taken-over writer still acknowledges */
 
 #ifdef PMWAL_SEEDED_BUG
 #define PMWAL_BUG(name) (PMWAL_SEEDED_BUG == PMWAL_BUG_##name)

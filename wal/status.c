@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: MIT
+/*
+ * status.c - the status page: how the processes on one host that share a log
+ * learn of each other's progress (docs/followers.md).
+ *
+ * A log's writer keeps a 4 KiB page in shared memory beside it, a file named
+ * after the log's id (/dev/shm/pmwal-<log_id>.status; PMWAL_STATUS_DIR moves
+ * it). After each group it publishes there how far the log is durable and
+ * where its head is, and bumps a futex word; followers (read-only handles in
+ * other processes) read those to know what they may read, and sleep on the
+ * word until it moves, so that no core spins while nothing happens and a
+ * follower hears of a group within a wake-up. The writer makes the futex
+ * call only when a follower sleeps (the waiters count).
+ *
+ * The page is also the fence: an open for writing claims the log by storing
+ * its epoch there (fence) before recovery reads anything, and a writer
+ * checks the fence before each group's write and, under the page's update
+ * lock, before publishing the group durable. A writer whose epoch is no
+ * longer the fence was taken over (PMWAL_OPEN_BREAK_LOCK): it fails stop
+ * with PMWAL_EFENCED and never acknowledges again.
+ *
+ * Updates are a seqlock: gen is odd while one process updates; readers retry
+ * while it is odd or changed under them. Every field is accessed atomically.
+ * A process that dies mid-update leaves gen odd: the next updater waits
+ * WAL_STATUS_STUCK_MS and then takes it over.
+ *
+ * Nothing here is durable and nothing here is trusted for correctness of
+ * what is read: followers still check every block they read (format.c).
+ * What the page says can only make a follower read less (a durable end not
+ * yet published) or wait longer, never read what is not durable.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "seeded.h"
+#include "xxh.h"
+
+#define WAL_STATUS_MAGIC    0x3154534c41574d50ull /* "PMWALST1" */
+#define WAL_STATUS_VERSION  1u
+#define WAL_STATUS_BYTES    4096u
+#define WAL_STATUS_STUCK_MS 100 /* gen odd this long: its updater died */
+
+/* The page (all fields atomic; see above). */
+struct wal_status_page {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t gen;	      /* seqlock: odd while updated */
+	uint64_t log_id;
+	uint32_t fence;	      /* epoch of the writer that owns the log */
+	uint32_t epoch;	      /* superblock epoch the durable end is valid under */
+	uint32_t pid;	      /* the writer's pid (0: none open) */
+	uint32_t flags;	      /* WAL_STATUS_OPEN */
+	uint64_t durable_seq; /* blocks below it are durable */
+	uint64_t durable_lsn; /* records up to it are durable (0: none) */
+	uint64_t head_seq;
+	uint64_t head_lsn;
+	uint32_t wake;	      /* futex word: +1 per publication */
+	uint32_t waiters;     /* followers asleep on wake */
+};
+_Static_assert(sizeof(struct wal_status_page) <= WAL_STATUS_BYTES, "one page");
+
+#define WAL_STATUS_OPEN 1u
+
+#define LD(f)	 __atomic_load_n(&(f), __ATOMIC_RELAXED)
+#define ST(f, v) __atomic_store_n(&(f), (v), __ATOMIC_RELAXED)
+
+static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * The page's name: the log's id and where it lives on this host (the file's
+ * device and inode, a block device's number, a PMR's PCI address), so that
+ * two copies of one log (the same id) never share a page, nor a fence.
+ */
+int wal_status_path(const char *target, uint64_t log_id, char *buf, size_t len)
+{
+	const char *dir = getenv("PMWAL_STATUS_DIR");
+	struct pmwal_target t;
+	struct stat st;
+	uint64_t where[3] = {0, 0, 0};
+	int n;
+
+	if (!dir || !dir[0])
+		dir = "/dev/shm";
+	if (pmwal_target_parse(target, &t))
+		return PMWAL_EBADOPT;
+	if (t.kind == PMWAL_TARGET_PMR) {
+		where[0] = wal_xxh3(t.path, strlen(t.path), 0);
+	} else {
+		if (stat(t.path, &st))
+			return -errno;
+		if (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode))
+			where[0] = st.st_rdev;
+		else
+			where[1] = st.st_dev, where[2] = st.st_ino;
+	}
+	n = snprintf(buf, len, "%s/pmwal-%016llx-%016llx.status", dir,
+		     (unsigned long long)log_id,
+		     (unsigned long long)wal_xxh3(where, sizeof(where), 0));
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Maps @fd's page (@rw: writable); a writer (@init) initialises it under
+ * flock when it is new or another log's. NULL on failure (errno set). */
+static struct wal_status_page *map_page(int fd, uint64_t log_id, bool rw, bool init)
+{
+	bool writable = init;
+
+	struct stat st;
+	struct wal_status_page *p;
+
+	if (fstat(fd, &st))
+		return NULL;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (writable) {
+		if (flock(fd, LOCK_EX))
+			return NULL;
+		if (st.st_size < WAL_STATUS_BYTES && ftruncate(fd, WAL_STATUS_BYTES)) {
+			int e = errno;
+
+			flock(fd, LOCK_UN);
+			errno = e;
+			return NULL;
+		}
+	} else if (st.st_size < WAL_STATUS_BYTES) {
+		errno = ENODATA; /* its writer is making it */
+		return NULL;
+	}
+	p = mmap(NULL, WAL_STATUS_BYTES, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED,
+		 fd, 0);
+	if (p == MAP_FAILED) {
+		int e = errno;
+
+		if (writable)
+			flock(fd, LOCK_UN);
+		errno = e;
+		return NULL;
+	}
+	bool ours = LD(p->magic) == WAL_STATUS_MAGIC && LD(p->version) == WAL_STATUS_VERSION &&
+		    LD(p->log_id) == log_id;
+
+	if (writable && !ours) {
+		memset(p, 0, WAL_STATUS_BYTES);
+		ST(p->log_id, log_id);
+		ST(p->version, WAL_STATUS_VERSION);
+		__atomic_store_n(&p->magic, WAL_STATUS_MAGIC, __ATOMIC_RELEASE);
+		ours = true;
+	}
+	if (writable)
+		flock(fd, LOCK_UN);
+	if (!ours) {
+		munmap(p, WAL_STATUS_BYTES);
+		errno = ENODATA;
+		return NULL;
+	}
+	return p;
+}
+
+int wal_status_attach(struct pmwal *w, bool writer)
+{
+	char path[sizeof(w->st_path)];
+	struct stat st;
+	int fd, rc;
+
+	struct pmwal_target t;
+
+	if (w->st)
+		return 0;
+	if (pmwal_target_parse(w->target, &t) || t.kind == PMWAL_TARGET_SIM)
+		return -ENOENT; /* simulated media live in one process */
+	rc = wal_status_path(w->target, w->sb.log_id, path, sizeof(path));
+	if (rc)
+		return rc;
+	if (writer) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	} else {
+		/* Read-write to count ourselves among the waiters; a follower
+		 * of another user sleeps in short rounds instead. */
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 && (errno == EACCES || errno == EROFS))
+			fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	}
+	if (fd < 0)
+		return -errno;
+	int acc = fcntl(fd, F_GETFL) & O_ACCMODE;
+	struct wal_status_page *p = map_page(fd, w->sb.log_id, acc == O_RDWR, writer);
+
+	rc = p ? 0 : -errno;
+	if (p && fstat(fd, &st))
+		st.st_ino = 0;
+	close(fd);
+	if (rc)
+		return rc;
+	w->st_ino = st.st_ino;
+	w->st_waitable = acc == O_RDWR;
+	snprintf(w->st_path, sizeof(w->st_path), "%s", path);
+	__atomic_store_n(&w->st, p, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int wal_status_reattach(struct pmwal *w)
+{
+	/* Under mu: iterators of other threads may call this at once. The page
+	 * replaced stays mapped until close (they may still be reading it). */
+	pthread_mutex_lock(&w->mu);
+	struct wal_status_page *old = w->st;
+	int rc;
+
+	if (old && w->st_retired_n == WAL_STATUS_RETIRED) {
+		pthread_mutex_unlock(&w->mu);
+		return -ENOSPC; /* replaced that often: stay on the last one */
+	}
+	w->st = NULL;
+	rc = wal_status_attach(w, false);
+	if (rc)
+		w->st = old;
+	else if (old)
+		w->st_retired[w->st_retired_n++] = old;
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+void wal_status_detach(struct pmwal *w, bool unlink_it)
+{
+	if (!w->st) {
+		while (w->st_retired_n)
+			munmap(w->st_retired[--w->st_retired_n], WAL_STATUS_BYTES);
+		return;
+	}
+	if (unlink_it) {
+		struct stat st;
+
+		/* Only our own page: a writer that took over made its own. */
+		if (stat(w->st_path, &st) == 0 && st.st_ino == w->st_ino)
+			unlink(w->st_path);
+	}
+	munmap(w->st, WAL_STATUS_BYTES);
+	w->st = NULL;
+	while (w->st_retired_n)
+		munmap(w->st_retired[--w->st_retired_n], WAL_STATUS_BYTES);
+}
+
+/* Takes the page's update lock: 0, or after WAL_STATUS_STUCK_MS of a gen
+ * left odd (an updater that died mid-update) takes it anyway. */
+static uint32_t gen_lock(struct wal_status_page *p)
+{
+	uint64_t t0 = 0;
+
+	for (unsigned spins = 0;; spins++) {
+		uint32_t g = __atomic_load_n(&p->gen, __ATOMIC_RELAXED);
+
+		if (!(g & 1) && __atomic_compare_exchange_n(&p->gen, &g, g + 1, false,
+							    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return g + 1;
+		if (spins < 64)
+			continue;
+		if (!t0)
+			t0 = now_ms();
+		else if (now_ms() - t0 > WAL_STATUS_STUCK_MS &&
+			 __atomic_compare_exchange_n(&p->gen, &g, g + 2, false,
+						     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return g + 2; /* still odd: ours now */
+		sched_yield();
+	}
+}
+
+static void gen_unlock(struct wal_status_page *p, uint32_t g)
+{
+	__atomic_store_n(&p->gen, g + 1, __ATOMIC_RELEASE);
+}
+
+/* Wakes the followers asleep on the page (after a publication). */
+static void wake_followers(struct wal_status_page *p)
+{
+	__atomic_fetch_add(&p->wake, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&p->waiters, __ATOMIC_SEQ_CST))
+		futex(&p->wake, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void wal_status_claim(struct pmwal *w, uint32_t epoch)
+{
+	struct wal_status_page *p = w->st;
+
+	if (!p)
+		return;
+	uint32_t g = gen_lock(p);
+
+	ST(p->fence, epoch);
+	ST(p->pid, (uint32_t)getpid());
+	ST(p->flags, LD(p->flags) | WAL_STATUS_OPEN);
+	gen_unlock(p, g);
+	wake_followers(p);
+}
+
+bool wal_status_fenced(const struct pmwal *w)
+{
+	if (!w->st || PMWAL_BUG(NO_FENCE))
+		return false;
+	return __atomic_load_n(&w->st->fence, __ATOMIC_ACQUIRE) != w->sb.epoch;
+}
+
+int wal_status_publish(struct pmwal *w, uint64_t durable_seq, uint64_t durable_lsn,
+		       uint32_t flags_clear)
+{
+	struct wal_status_page *p = w->st;
+
+	if (!p)
+		return 0;
+	uint32_t g = gen_lock(p);
+
+	if (LD(p->fence) != w->sb.epoch && !PMWAL_BUG(NO_FENCE)) {
+		gen_unlock(p, g);
+		return PMWAL_EFENCED;
+	}
+	ST(p->epoch, w->sb.epoch);
+	ST(p->durable_seq, durable_seq);
+	ST(p->durable_lsn, durable_lsn);
+	ST(p->head_seq, w->head_seq);
+	ST(p->head_lsn, w->head_lsn);
+	if (flags_clear) {
+		ST(p->flags, LD(p->flags) & ~flags_clear);
+		ST(p->pid, 0);
+	}
+	gen_unlock(p, g);
+	wake_followers(p);
+	return 0;
+}
+
+void wal_status_closed(struct pmwal *w)
+{
+	(void)wal_status_publish(w, w->next_seq, w->durable_lsn, WAL_STATUS_OPEN);
+}
+
+static struct wal_status_page *page(const struct pmwal *w)
+{
+	return __atomic_load_n(&w->st, __ATOMIC_ACQUIRE);
+}
+
+int wal_status_read(const struct pmwal *w, struct wal_status_snap *s)
+{
+	struct wal_status_page *p = page(w);
+
+	if (!p)
+		return -ENOENT;
+	for (unsigned tries = 0;; tries++) {
+		uint32_t g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
+
+		if (!(g & 1)) {
+			s->fence = LD(p->fence);
+			s->epoch = LD(p->epoch);
+			s->pid = LD(p->pid);
+			s->live = s->pid && s->pid != w->st_dead_pid;
+			s->open = LD(p->flags) & WAL_STATUS_OPEN;
+			s->durable_seq = LD(p->durable_seq);
+			s->durable_lsn = LD(p->durable_lsn);
+			s->head_seq = LD(p->head_seq);
+			s->head_lsn = LD(p->head_lsn);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&p->gen, __ATOMIC_RELAXED) == g)
+				return 0;
+		}
+		if (tries > 1000)
+			return -EAGAIN; /* an updater died mid-update: next round */
+		sched_yield();
+	}
+}
+
+uint32_t wal_status_wake_word(const struct pmwal *w)
+{
+	struct wal_status_page *p = page(w);
+
+	return p ? __atomic_load_n(&p->wake, __ATOMIC_SEQ_CST) : 0;
+}
+
+void wal_status_sleep(struct pmwal *w, uint32_t seen, uint32_t ms)
+{
+	struct wal_status_page *p = page(w);
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	if (!p) {
+		nanosleep(&ts, NULL);
+		return;
+	}
+	if (!w->st_waitable) {
+		/* Not counted among the waiters: the writer may not wake us. */
+		struct timespec brief = {0, 2000000};
+
+		nanosleep(ms < 2 ? &ts : &brief, NULL);
+		return;
+	}
+	__atomic_fetch_add(&p->waiters, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&p->wake, __ATOMIC_SEQ_CST) == seen)
+		futex(&p->wake, FUTEX_WAIT, seen, &ts);
+	__atomic_fetch_sub(&p->waiters, 1, __ATOMIC_SEQ_CST);
+}
+
+bool wal_status_replaced(struct pmwal *w)
+{
+	struct stat st;
+	bool replaced;
+
+	if (!page(w))
+		return true;
+	pthread_mutex_lock(&w->mu);
+	replaced = stat(w->st_path, &st) != 0 || st.st_ino != w->st_ino;
+	pthread_mutex_unlock(&w->mu);
+	return replaced;
+}
+
+bool wal_status_writer_gone(struct pmwal *w, uint32_t pid)
+{
+	/* A writer killed leaves its page saying it is open: what it says is
+	 * not what the log's next writer will say (the tail it left is cut off
+	 * or kept by recovery). Until that writer publishes, followers go by the
+	 * superblock. Another PID namespace's pid is not ours to test: kept. */
+	if (!pid || pid == w->st_dead_pid)
+		return true;
+	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return false;
+	w->st_dead_pid = pid;
+	return true;
+}

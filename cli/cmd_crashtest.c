@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -57,6 +58,8 @@
 	X(acked_after_error, "I7 a call succeeded after the handle failed")              \
 	X(ordering_violations, "I8 an ack while writes were still volatile")             \
 	X(fencing_violations, "I9 a second writer opened a live log")                    \
+	X(duplicates, "I11 a follower delivered a record twice")                         \
+	X(follower_errors, "I11 a follower failed reading a live log")                   \
 	X(hangs, "I10 no progress for --hang-seconds")                                   \
 	X(harness_errors, "the workload failed with no fault injected")
 
@@ -80,6 +83,16 @@
 	X(faults_misdirect)                                                              \
 	X(faults_read_error)                                                             \
 	X(kills)                                                                         \
+	X(takeovers)                                                                     \
+	X(fence_rounds)                                                                  \
+	X(fence_waits)                                                                   \
+	X(followers)                                                                     \
+	X(records_delivered)                                                             \
+	X(delivered_before_ack)                                                          \
+	X(lag_p50_us)                                                                    \
+	X(lag_p99_us)                                                                    \
+	X(lag_p999_us)                                                                   \
+	X(lag_max_us)                                                                    \
 	X(fence_probes)                                                                  \
 	X(records_appended)                                                              \
 	X(records_checked)                                                               \
@@ -127,8 +140,8 @@ struct ct_shared {
 
 /* ---- options ------------------------------------------------------------- */
 
-enum ct_mode { M_EXHAUSTIVE, M_RANDOM, M_FAULTS, M_KILL, M_NMODES };
-static const char *const mode_names[] = {"exhaustive", "random", "faults", "kill"};
+enum ct_mode { M_EXHAUSTIVE, M_RANDOM, M_FAULTS, M_KILL, M_TAKEOVER, M_NMODES };
+static const char *const mode_names[] = {"exhaustive", "random", "faults", "kill", "takeover"};
 
 struct ct_medium {
 	const char *name;
@@ -1739,7 +1752,16 @@ static void run_faults(struct ct *ct)
 /* ---- kill: real writers on real files, SIGKILLed ---------------------------------- */
 
 /* What the writer child tells the parent, through a pipe, as it happens. */
-enum { MSG_OPENED = 1, MSG_ACKED, MSG_RELEASE_REQ, MSG_RELEASED };
+enum {
+	MSG_OPENED = 1,
+	MSG_ACKED,
+	MSG_RELEASE_REQ,
+	MSG_RELEASED,
+	MSG_FENCED, /* takeover: an append or release was refused, PMWAL_EFENCED */
+	MSG_BUSY,   /* takeover: breaking the lock waits for a stopped writer */
+	MSG_CLOSED, /* takeover: the last writer closed (value: its rc) */
+	MSG_FAILED, /* takeover: an open or call failed (value: -rc) */
+};
 struct msg {
 	uint32_t type;
 	uint32_t pad;
@@ -1954,19 +1976,569 @@ static void run_kill(struct ct *ct)
 	free(m.r);
 }
 
+/* ---- takeover: followers, standbys and a fenced writer, real processes ----------- */
+
+/*
+ * One log on a real target (a file through io_uring, emulated pmem, a fake
+ * PMR), TK_FOLLOWERS follower processes reading it live from LSN 1 to the
+ * end, and a chain of writers: each round either SIGKILLs the writer while a
+ * standby waits for the lock (PMWAL_OPEN_WAIT_LOCK), or SIGSTOPs it while
+ * another breaks the lock (PMWAL_OPEN_BREAK_LOCK), then resumes it: it must
+ * be fenced. At the end every follower must have delivered every record of
+ * the log exactly once, in order, and every acknowledged one with the bytes
+ * of the writer that acknowledged it. Writers release only what every
+ * follower has read, so the ring wraps under the followers.
+ */
+#define TK_FOLLOWERS 2
+#define TK_LSNS	     (1u << 18) /* LSNs one campaign tracks */
+#define TK_REC_MAX   1500u
+
+struct tk_follower {
+	uint64_t delivered, last, dups, gaps, bad, before_ack;
+	int err_rc;
+	char err[240];
+	uint32_t lag_us[TK_LSNS]; /* by delivery */
+};
+
+struct tk_shared {
+	uint64_t ack_ns[TK_LSNS]; /* by LSN: when its writer's append returned */
+	uint16_t gen_of[TK_FOLLOWERS][TK_LSNS]; /* by LSN: the round a follower saw */
+	uint64_t pos[TK_FOLLOWERS];		/* next LSN each follower wants */
+	int stop_writer;			/* the last writer closes */
+	int stop;				/* followers stop at final_lsn */
+	uint64_t final_lsn;
+	struct tk_follower f[TK_FOLLOWERS];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A record: its key (round << 48 | LSN), then bytes drawn from it. */
+static uint32_t tk_len(struct ct *ct, uint64_t key)
+{
+	return 8 + rec_len(ct->p.seed, key | KEY_SMALL, TK_REC_MAX - 8);
+}
+
+static void tk_fill(struct ct *ct, uint8_t *p, uint64_t key)
+{
+	uint32_t len = tk_len(ct, key);
+
+	memcpy(p, &key, 8);
+	rec_fill(p + 8, len - 8, ct->p.seed, key);
+}
+
+/* The writer of round @gen: opens with @flags, appends until killed, fenced
+ * or told to close. */
+static void tk_writer(struct ct *ct, struct tk_shared *tk, int fd, uint32_t gen, uint32_t flags)
+{
+	struct pmwal_options o = log_opts(ct, flags);
+	char err[512] = "";
+	struct pmwal *w = NULL;
+	struct pmwal_info info;
+	uint64_t r = ct->p.seed ^ mix64(gen ^ 0x74616b65ull);
+	int rc;
+
+	o.commit_policy = PMWAL_COMMIT_DURABLE;
+	o.errmsg_buf = err;
+	o.errmsg_len = sizeof(err);
+	while ((rc = pmwal_open(&o, &w)) == -EBUSY && (flags & PMWAL_OPEN_BREAK_LOCK)) {
+		put_msg(fd, MSG_BUSY, 0); /* a stopped writer mid-write: it is continued */
+		usleep(2000);
+	}
+	if (rc) {
+		fprintf(stderr, "crashtest: takeover writer %u: open: %s\n", gen, err);
+		put_msg(fd, MSG_FAILED, (uint64_t)-rc);
+		_exit(2);
+	}
+	pmwal_stat(w, &info);
+	put_msg(fd, MSG_OPENED, info.next_lsn);
+	uint64_t head = info.head_lsn;
+
+	for (uint64_t n = 0;; n++) {
+		if (__atomic_load_n(&tk->stop_writer, __ATOMIC_ACQUIRE)) {
+			rc = pmwal_close(w);
+			put_msg(fd, MSG_CLOSED, (uint64_t)-rc);
+			_exit(0);
+		}
+		/* Release what every follower has read, now and then or when full. */
+		uint64_t low = UINT64_MAX;
+
+		for (int i = 0; i < TK_FOLLOWERS; i++) {
+			uint64_t p = __atomic_load_n(&tk->pos[i], __ATOMIC_ACQUIRE);
+
+			low = p < low ? p : low;
+		}
+		pmwal_stat(w, &info);
+		if (low > info.durable_lsn + 1)
+			low = info.durable_lsn + 1;
+		if (low > head && (n % 64 == 0 || info.used_blocks * 4 > info.capacity_blocks * 3)) {
+			rc = pmwal_release(w, low);
+			if (rc == PMWAL_EFENCED) {
+				put_msg(fd, MSG_FENCED, 0);
+				_exit(0);
+			}
+			if (rc) {
+				put_msg(fd, MSG_FAILED, (uint64_t)-rc);
+				_exit(4);
+			}
+			head = low;
+		}
+		if (info.next_lsn >= TK_LSNS - 64) { /* tracked LSNs used up: idle */
+			usleep(1000);
+			continue;
+		}
+		uint64_t key = key_single(gen, info.next_lsn), lsn;
+
+		tk_fill(ct, ct->buf, key);
+		rc = pmwal_append(w, ct->buf, tk_len(ct, key), &lsn);
+		if (rc == 0) {
+			if (lsn != info.next_lsn) {
+				put_msg(fd, MSG_FAILED, 1000); /* single appender: LSN foreseen */
+				_exit(5);
+			}
+			__atomic_store_n(&tk->ack_ns[lsn], mono_ns(), __ATOMIC_RELEASE);
+			put_msg(fd, MSG_ACKED, lsn);
+		} else if (rc == PMWAL_EFENCED) {
+			put_msg(fd, MSG_FENCED, 0);
+			_exit(0);
+		} else if (rc == PMWAL_EFULL) {
+			usleep(500); /* the followers are behind: they free it */
+		} else {
+			put_msg(fd, MSG_FAILED, (uint64_t)-rc);
+			_exit(5);
+		}
+		if (rnd_below(&r, 8) == 0)
+			usleep((useconds_t)rnd_below(&r, 300));
+	}
+}
+
+static void tk_follower(struct ct *ct, struct tk_shared *tk, int idx)
+{
+	struct tk_follower *f = &tk->f[idx];
+	struct pmwal_options o = log_opts(ct, PMWAL_OPEN_READONLY);
+	struct pmwal *w;
+	struct pmwal_iter *it;
+	uint64_t lsn, stop_t = 0;
+	const void *data;
+	size_t len;
+	int rc;
+
+	o.capacity_bytes = 0;
+	if ((rc = pmwal_open(&o, &w)) || (rc = pmwal_iter_open(w, 1, &it))) {
+		f->err_rc = rc;
+		snprintf(f->err, sizeof(f->err), "open: %s", pmwal_strerror(rc));
+		_exit(2);
+	}
+	for (;;) {
+		rc = pmwal_iter_next(it, &lsn, &data, &len);
+		if (rc == 1) {
+			uint64_t t = mono_ns(), key;
+
+			if (lsn <= f->last) {
+				f->dups++;
+				continue;
+			}
+			if (lsn != f->last + 1)
+				f->gaps += lsn - f->last - 1;
+			f->last = lsn;
+			__atomic_store_n(&tk->pos[idx], lsn + 1, __ATOMIC_RELEASE);
+			memcpy(&key, data, len >= 8 ? 8 : 0);
+			if (len < 8 || (key & ((1ull << 48) - 1)) != lsn || len != tk_len(ct, key) ||
+			    (tk_fill(ct, ct->buf, key), memcmp(ct->buf, data, len))) {
+				f->bad++;
+				continue;
+			}
+			if (lsn < TK_LSNS)
+				tk->gen_of[idx][lsn] = (uint16_t)(key >> 48);
+			uint64_t acked = lsn < TK_LSNS ? __atomic_load_n(&tk->ack_ns[lsn], __ATOMIC_ACQUIRE) : 0;
+
+			if (f->delivered < TK_LSNS) {
+				/* Published durable before its appender returned: lag 0. */
+				if (!acked || acked > t)
+					f->before_ack++;
+				f->lag_us[f->delivered] = acked && acked < t ? (uint32_t)((t - acked) / 1000) : 0;
+			}
+			f->delivered++;
+			continue;
+		}
+		if (rc < 0) {
+			f->err_rc = rc;
+			snprintf(f->err, sizeof(f->err), "after LSN %llu: %s: %s",
+				 (unsigned long long)f->last, pmwal_strerror(rc), pmwal_errmsg(w));
+			break;
+		}
+		if (__atomic_load_n(&tk->stop, __ATOMIC_ACQUIRE)) {
+			if (f->last >= tk->final_lsn)
+				break;
+			if (!stop_t)
+				stop_t = mono_ns();
+			else if (mono_ns() - stop_t > 20000000000ull) {
+				f->err_rc = -ETIMEDOUT;
+				snprintf(f->err, sizeof(f->err),
+					 "stuck at LSN %llu for 20 s, the log ends at %llu",
+					 (unsigned long long)f->last,
+					 (unsigned long long)tk->final_lsn);
+				break;
+			}
+		}
+		(void)pmwal_iter_wait(it, 100);
+	}
+	pmwal_iter_close(it);
+	pmwal_close(w);
+	_exit(0);
+}
+
+struct tk_proc {
+	pid_t pid;
+	int fd; /* its messages */
+	uint32_t gen;
+};
+
+static bool tk_spawn_writer(struct ct *ct, struct tk_shared *tk, struct tk_proc *p, uint32_t gen,
+			    uint32_t flags)
+{
+	int pfd[2];
+
+	if (pipe(pfd)) {
+		fail(ct, C_harness_errors, "pipe: %s", strerror(errno));
+		return false;
+	}
+	(void)fcntl(pfd[1], F_SETPIPE_SZ, 1 << 20);
+	p->gen = gen;
+	p->pid = fork();
+	if (p->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[0]);
+		tk_writer(ct, tk, pfd[1], gen, flags);
+		_exit(0);
+	}
+	close(pfd[1]);
+	p->fd = pfd[0];
+	return p->pid > 0;
+}
+
+/* The next message of @p within @ms, false if none (or it exited). */
+static bool tk_msg(struct tk_proc *p, struct msg *x, int ms)
+{
+	struct pollfd pf = {.fd = p->fd, .events = POLLIN};
+
+	if (poll(&pf, 1, ms) <= 0)
+		return false;
+	return read(p->fd, x, sizeof(*x)) == sizeof(*x);
+}
+
+/* Reads @p's acknowledgements into @acked until its pipe ends (it exited). */
+static void tk_drain(struct ct *ct, struct tk_proc *p, uint16_t *acked, uint64_t *acked_max,
+		     int *fenced)
+{
+	struct msg x;
+
+	while (read(p->fd, &x, sizeof(x)) == sizeof(x)) {
+		if (x.type == MSG_ACKED && x.value < TK_LSNS) {
+			if (acked[x.value])
+				fail(ct, C_lsn_reuse, "LSN %llu acknowledged by round %u and round %u",
+				     (unsigned long long)x.value, acked[x.value], p->gen);
+			acked[x.value] = (uint16_t)p->gen;
+			if (x.value > *acked_max)
+				*acked_max = x.value;
+			fig(ct, F_records_appended, 1);
+		} else if (x.type == MSG_FENCED && fenced) {
+			*fenced = 1;
+		} else if (x.type == MSG_FAILED) {
+			fail(ct, C_harness_errors, "writer of round %u failed: %s", p->gen,
+			     pmwal_strerror(-(int)x.value));
+		}
+	}
+	close(p->fd);
+	p->fd = -1;
+}
+
+/* The OPENED message of a new writer: the LSN it continues at. */
+static bool tk_opened(struct ct *ct, struct tk_proc *p, uint64_t acked_max, pid_t stopped)
+{
+	struct msg x;
+	uint64_t t0 = mono_ns();
+
+	while (mono_ns() - t0 < 30000000000ull) {
+		if (!tk_msg(p, &x, 100))
+			continue;
+		if (x.type == MSG_BUSY) {
+			fig(ct, F_fence_waits, 1);
+			if (stopped > 0)
+				kill(stopped, SIGCONT); /* it was stopped mid-write */
+			continue;
+		}
+		if (x.type != MSG_OPENED) {
+			fail(ct, C_harness_errors, "writer of round %u did not open: %s", p->gen,
+			     x.type == MSG_FAILED ? pmwal_strerror(-(int)x.value) : "?");
+			return false;
+		}
+		if (x.value <= acked_max)
+			fail(ct, C_lsn_reuse,
+			     "round %u continues at LSN %llu, but LSN %llu was acknowledged",
+			     p->gen, (unsigned long long)x.value, (unsigned long long)acked_max);
+		return true;
+	}
+	fail(ct, C_hangs, "writer of round %u did not open within 30 s", p->gen);
+	return false;
+}
+
+static uint64_t pct(uint32_t *v, uint64_t n, double q)
+{
+	if (!n)
+		return 0;
+	uint64_t i = (uint64_t)(q * (double)(n - 1) + 0.5);
+
+	return v[i < n ? i : n - 1];
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void run_takeover(struct ct *ct)
+{
+	char path[256];
+	uint64_t rs = ct->p.seed ^ 0x74616b656f766572ull;
+	uint64_t rounds = ct->o->count ? ct->o->count : (ct->o->seconds ? UINT64_MAX : 20);
+	struct tk_shared *tk = mmap(NULL, sizeof(*tk), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint16_t *acked = calloc(TK_LSNS, sizeof(*acked));
+	pid_t fpid[TK_FOLLOWERS] = {0};
+	struct pmwal *w;
+	char err[256] = "";
+	uint64_t acked_max = 0;
+	int rc;
+
+	if (!ct->md->kill) {
+		fprintf(stderr, "crashtest: the takeover lane has no real %s target; skipped\n",
+			ct->md->name);
+		return;
+	}
+	if (tk == MAP_FAILED || !acked) {
+		fail(ct, C_harness_errors, "no memory for the takeover lane");
+		return;
+	}
+	kill_target(ct, path, sizeof(path));
+	ct->p.cap_blocks = 256;
+	ct->p.rec_max = TK_REC_MAX;
+	ct->p.policy = PMWAL_COMMIT_DURABLE;
+	struct pmwal_options o = log_opts(ct, PMWAL_OPEN_CREATE);
+
+	o.errmsg_buf = err;
+	o.errmsg_len = sizeof(err);
+	unlink(path);
+	rc = pmwal_open(&o, &w);
+	if (rc) {
+		unlink(path);
+		fprintf(stderr, "crashtest: cannot create a log at %s for the takeover lane: %s\n  %s\n",
+			ct->target, pmwal_strerror(rc), err);
+		fail(ct, C_harness_errors, "takeover lane log not created");
+		goto out;
+	}
+	pmwal_close(w);
+	for (int i = 0; i < TK_FOLLOWERS; i++) {
+		tk->pos[i] = 1;
+		fpid[i] = fork();
+		if (fpid[i] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			tk_follower(ct, tk, i);
+		}
+	}
+	fig(ct, F_followers, TK_FOLLOWERS);
+	struct tk_proc cur = {0}, next = {0};
+	uint32_t gen = 1;
+
+	if (!tk_spawn_writer(ct, tk, &cur, gen, 0) || !tk_opened(ct, &cur, 0, 0))
+		goto stop;
+	for (uint64_t k = 0; k < rounds; k++) {
+		if (ct->o->seconds && now_s() - ct->t0 > (double)ct->o->seconds)
+			break;
+		bool fence = rnd_below(&rs, 3) == 0;
+		int fenced = 0;
+
+		set_where(ct, "takeover round %" PRIu64 " (%s)", k, fence ? "fence" : "kill");
+		gen = gen % 0x7fff + 1;
+		if (!fence) {
+			/* A standby waits on the lock; the writer dies. */
+			if (!tk_spawn_writer(ct, tk, &next, gen, PMWAL_OPEN_WAIT_LOCK))
+				break;
+			usleep(2000 + (useconds_t)rnd_below(&rs, 40000));
+			kill(cur.pid, SIGKILL);
+			waitpid(cur.pid, NULL, 0);
+			fig(ct, F_kills, 1);
+			tk_drain(ct, &cur, acked, &acked_max, NULL);
+			if (!tk_opened(ct, &next, acked_max, 0))
+				break;
+		} else {
+			/* The writer stops; another breaks its lock; it resumes fenced. */
+			usleep(2000 + (useconds_t)rnd_below(&rs, 40000));
+			kill(cur.pid, SIGSTOP);
+			fig(ct, F_fence_rounds, 1);
+			if (!tk_spawn_writer(ct, tk, &next, gen, PMWAL_OPEN_BREAK_LOCK))
+				break;
+			bool ok = tk_opened(ct, &next, 0, cur.pid);
+
+			kill(cur.pid, SIGCONT);
+			int st = 0;
+			uint64_t t0 = mono_ns();
+
+			while (waitpid(cur.pid, &st, WNOHANG) == 0) {
+				if (mono_ns() - t0 > 10000000000ull) {
+					fail(ct, C_fencing_violations,
+					     "round %u's writer, its lock broken, still appends "
+					     "10 s later (not fenced)", cur.gen);
+					kill(cur.pid, SIGKILL);
+					waitpid(cur.pid, &st, 0);
+					break;
+				}
+				usleep(1000);
+			}
+			tk_drain(ct, &cur, acked, &acked_max, &fenced);
+			if (!fenced && ok)
+				fail(ct, C_fencing_violations,
+				     "round %u's writer was taken over but never told PMWAL_EFENCED",
+				     cur.gen);
+			if (!ok)
+				break;
+			/* Its own acks since the claim would reuse LSNs: tk_drain
+			 * counts them (lsn_reuse); the follower check counts any of
+			 * its bytes that landed (records_lost). The new writer takes
+			 * the lock once the old one is gone; until then a standby
+			 * would take it first. */
+			long holder = 0;
+
+			for (int i = 0; i < 2000 && holder != next.pid; i++) {
+				if (pmwal_writer_pid(ct->target, &holder))
+					break;
+				usleep(1000);
+			}
+			if (holder != next.pid)
+				fail(ct, C_fencing_violations,
+				     "round %u broke the lock but holds none after its old "
+				     "holder exited (holder: %ld)", gen, holder);
+		}
+		fig(ct, F_takeovers, 1);
+		cur = next;
+		next.fd = -1;
+	}
+	/* The last writer closes cleanly; the followers read to its end. */
+	__atomic_store_n(&tk->stop_writer, 1, __ATOMIC_RELEASE);
+	{
+		int st;
+		uint64_t t0 = mono_ns();
+
+		while (waitpid(cur.pid, &st, WNOHANG) == 0) {
+			if (mono_ns() - t0 > 30000000000ull) {
+				fail(ct, C_hangs, "the last writer did not close within 30 s");
+				kill(cur.pid, SIGKILL);
+				waitpid(cur.pid, &st, 0);
+				break;
+			}
+			usleep(1000);
+		}
+		tk_drain(ct, &cur, acked, &acked_max, NULL);
+	}
+stop:;
+	struct pmwal_options ro = log_opts(ct, PMWAL_OPEN_READONLY);
+	struct pmwal_info info = {0};
+
+	ro.capacity_bytes = 0;
+	if (pmwal_open(&ro, &w) == 0) {
+		pmwal_stat(w, &info);
+		pmwal_close(w);
+	}
+	tk->final_lsn = info.next_lsn ? info.next_lsn - 1 : 0;
+	__atomic_store_n(&tk->stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < TK_FOLLOWERS; i++) {
+		int st;
+
+		if (fpid[i] > 0)
+			waitpid(fpid[i], &st, 0);
+		if (fpid[i] > 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+			fail(ct, C_follower_errors, "follower %d died (status %d)", i, st);
+	}
+	if (acked_max > tk->final_lsn)
+		fail(ct, C_records_lost, "LSN %llu was acknowledged; the log ends at %llu",
+		     (unsigned long long)acked_max, (unsigned long long)tk->final_lsn);
+	uint32_t *lags = NULL;
+	uint64_t nlags = 0;
+
+	for (int i = 0; i < TK_FOLLOWERS; i++) {
+		struct tk_follower *f = &tk->f[i];
+
+		if (f->err_rc)
+			fail(ct, C_follower_errors, "follower %d: %s", i, f->err);
+		if (f->dups)
+			fail(ct, C_duplicates, "follower %d delivered %llu records twice", i,
+			     (unsigned long long)f->dups);
+		if (f->gaps)
+			fail(ct, C_holes, "follower %d skipped %llu LSNs", i,
+			     (unsigned long long)f->gaps);
+		if (f->bad)
+			fail(ct, C_phantoms, "follower %d delivered %llu records with wrong bytes",
+			     i, (unsigned long long)f->bad);
+		if (f->last != tk->final_lsn && !f->err_rc)
+			fail(ct, C_records_lost, "follower %d stopped at LSN %llu of %llu", i,
+			     (unsigned long long)f->last, (unsigned long long)tk->final_lsn);
+		uint64_t lost = 0;
+
+		for (uint64_t l = 1; l <= acked_max && l < TK_LSNS; l++)
+			if (acked[l] && tk->gen_of[i][l] != acked[l])
+				lost++;
+		if (lost)
+			fail(ct, C_records_lost,
+			     "follower %d: %llu acknowledged records not delivered with the "
+			     "bytes of the writer that acknowledged them",
+			     i, (unsigned long long)lost);
+		fig(ct, F_records_delivered, f->delivered);
+		fig(ct, F_delivered_before_ack, f->before_ack);
+		uint64_t n = f->delivered < TK_LSNS ? f->delivered : TK_LSNS;
+		uint32_t *m = n ? realloc(lags, (nlags + n) * sizeof(*lags)) : NULL;
+
+		if (m) {
+			lags = m;
+			memcpy(lags + nlags, f->lag_us, n * sizeof(*lags));
+			nlags += n;
+		}
+	}
+	fig(ct, F_records_checked, tk->f[0].delivered);
+	if (lags) {
+		qsort(lags, nlags, sizeof(*lags), cmp_u32);
+		fig(ct, F_lag_p50_us, pct(lags, nlags, 0.5));
+		fig(ct, F_lag_p99_us, pct(lags, nlags, 0.99));
+		fig(ct, F_lag_p999_us, pct(lags, nlags, 0.999));
+		fig(ct, F_lag_max_us, nlags ? lags[nlags - 1] : 0);
+	}
+	free(lags);
+	unlink(path);
+out:
+	free(acked);
+	munmap(tk, sizeof(*tk));
+}
+
 /* ---- running a campaign in a child process ---------------------------------------- */
 
 static void campaign(struct ct *ct)
 {
 	ct->buf = malloc(REC_BUF_BYTES);
 	ct->t0 = now_s();
-	if (ct->mode != M_KILL && sim_open(ct))
+	if (ct->mode != M_KILL && ct->mode != M_TAKEOVER && sim_open(ct))
 		_exit(1);
 	switch (ct->mode) {
 	case M_EXHAUSTIVE: run_exhaustive(ct); break;
 	case M_RANDOM: run_random(ct); break;
 	case M_FAULTS: run_faults(ct); break;
 	case M_KILL: run_kill(ct); break;
+	case M_TAKEOVER: run_takeover(ct); break;
 	}
 	pmwal_sim_free(ct->sim);
 	free(ct->buf);
@@ -2123,6 +2695,19 @@ static void print_result(const struct result *r)
 	if (r->mode == M_KILL)
 		printf("  kills %" PRIu64 ", second-writer probes %" PRIu64 "\n", f[F_kills],
 		       f[F_fence_probes]);
+	if (r->mode == M_TAKEOVER)
+		printf("  takeovers %" PRIu64 " (writer SIGKILLed, standby took over %" PRIu64
+		       "; writer SIGSTOPped, lock broken, writer fenced %" PRIu64
+		       ", of which the breaker waited for a write %" PRIu64 ")\n"
+		       "  followers %" PRIu64 ": acknowledged %" PRIu64 ", delivered %" PRIu64
+		       " in all (%" PRIu64 " before their appender returned), lost %" PRIu64
+		       ", duplicated %" PRIu64 "\n"
+		       "  follower lag, durable to delivered: p50 %" PRIu64 " us, p99 %" PRIu64
+		       " us, p99.9 %" PRIu64 " us, max %" PRIu64 " us\n",
+		       f[F_takeovers], f[F_kills], f[F_fence_rounds], f[F_fence_waits],
+		       f[F_followers], f[F_records_appended], f[F_records_delivered],
+		       f[F_delivered_before_ack], r->sh.c[C_records_lost], r->sh.c[C_duplicates],
+		       f[F_lag_p50_us], f[F_lag_p99_us], f[F_lag_p999_us], f[F_lag_max_us]);
 	printf("  records appended %" PRIu64 ", checked %" PRIu64 ", recoveries %" PRIu64
 	       " (a group torn beside later ones: %" PRIu64 ")\n",
 	       f[F_records_appended], f[F_records_checked], f[F_recoveries], f[F_torn_beside]);
@@ -2152,11 +2737,17 @@ static void usage(FILE *f)
 		"                  kill:   a real writer process on a real file (nvme: DIR,\n"
 		"                          io_uring + O_DIRECT), pmem or fakepmr (/dev/shm),\n"
 		"                          SIGKILLed at a drawn moment, each round\n"
+		"                  takeover: two follower processes read the log live while\n"
+		"                          its writer is SIGKILLed (a standby waiting on the\n"
+		"                          lock takes over) or SIGSTOPped (another breaks the\n"
+		"                          lock; the old writer must be fenced), each round;\n"
+		"                          every record delivered once, in order\n"
 		"                  all (default)\n"
 		"  --seed N        drives every choice; a failure prints the one that replays it\n"
 		"  --count N       exhaustive: crash points (spread evenly; 0 = every event)\n"
-		"                  random, kill: rounds; faults: device faults of each kind\n"
-		"  --seconds S     random, kill: stop after S seconds\n"
+		"                  random, kill, takeover: rounds; faults: device faults of\n"
+		"                  each kind\n"
+		"  --seconds S     random, kill, takeover: stop after S seconds\n"
 		"  --ops N         workload operations (default 60)\n"
 		"  --images N      most images checked per crash point (default all)\n"
 		"  --threads N     random: up to N appender threads (default 4, at most 8)\n"
@@ -2288,7 +2879,7 @@ int cmd_crashtest(int argc, char **argv)
 			want_mode[i] = any = true;
 	if (!any) {
 		usage_error(json_wanted, "--mode '%s': want exhaustive, random, faults, "
-				"kill or all\n", mode);
+				"kill, takeover or all\n", mode);
 		return 2;
 	}
 	if (o.point != UINT64_MAX && !(want_mode[M_EXHAUSTIVE] && !strcmp(mode, "exhaustive"))) {
@@ -2307,7 +2898,8 @@ int cmd_crashtest(int argc, char **argv)
 		return 2;
 	}
 	struct stat sb;
-	if (want_mode[M_KILL] && (stat(o.dir, &sb) || !S_ISDIR(sb.st_mode))) {
+	if ((want_mode[M_KILL] || want_mode[M_TAKEOVER]) &&
+	    (stat(o.dir, &sb) || !S_ISDIR(sb.st_mode))) {
 		usage_error(json_wanted, "--dir '%s' is not a directory (the kill lane "
 				"writes its nvme log there)\n", o.dir);
 		return 2;
@@ -2326,7 +2918,7 @@ int cmd_crashtest(int argc, char **argv)
 		for (size_t i = 0; i < NMEDIA; i++) {
 			if (!want_medium[i] || !want_mode[md])
 				continue;
-			if (md == M_KILL && !media[i].kill)
+			if ((md == M_KILL || md == M_TAKEOVER) && !media[i].kill)
 				continue;
 			if (!o.json) {
 				printf("crashtest: %s %s, seed %" PRIu64 " ...\n", media[i].name,

@@ -402,10 +402,20 @@ static void fake_close(struct pmr_region *r)
 	free(f);
 }
 
+static int fake_reload(struct pmr_region *r)
+{
+	struct pmr_fake *f = (struct pmr_fake *)r;
+
+	if (r->readonly)
+		return 0; /* the image itself is mapped */
+	return read_all(f->fd, r->base, (size_t)r->size_bytes, 0);
+}
+
 static const struct pmr_region_ops fake_region_ops = {
     .copy_nodrain = fake_copy_nodrain,
     .barrier = fake_barrier,
     .close = fake_close,
+    .reload = fake_reload,
 };
 
 bool pmr_is_fake(const struct pmr_region *r)
@@ -442,6 +452,18 @@ static int load_shadow(struct pmr_fake *f, char *err, size_t errlen)
 	void *p;
 	int rc;
 
+	/* Read-only (another process's follower, a verify): the durable image
+	 * itself, shared, so that what a writer's barrier commits to the file
+	 * shows here as it would on the one device both would map. */
+	if (f->r.readonly) {
+		p = mmap(NULL, size, PROT_READ, MAP_SHARED, f->fd, 0);
+		if (p == MAP_FAILED)
+			return pmr_errf(err, errlen, -errno, "%s: cannot map the image: %s",
+					f->name, strerror(errno));
+		f->r.base = p;
+		f->pending = calloc(1, sizeof(uint64_t));
+		return f->pending ? 0 : pmr_errf(err, errlen, -ENOMEM, "out of memory");
+	}
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return pmr_errf(err, errlen, -ENOMEM,
@@ -501,12 +523,12 @@ int pmr_fake_open(const struct pmr_params *p, const char *spec, struct pmr_regio
 			      f->name);
 		goto cleanup;
 	}
+	f->r.readonly = p->readonly;
 	rc = load_shadow(f, err, errlen);
 	if (rc)
 		goto cleanup;
 
 	f->r.ops = &fake_region_ops;
-	f->r.readonly = p->readonly;
 	info = &f->r.info;
 	info->kind = PMR_KIND_FAKE;
 	info->size_bytes = f->r.size_bytes;

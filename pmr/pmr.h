@@ -102,6 +102,15 @@ void pmr_copy_nodrain(struct pmr_region *r, uint64_t off, const void *src, size_
 int pmr_barrier(struct pmr_region *r);
 
 /*
+ * Forget what this process holds of the region and read it from the medium
+ * again: what another process made durable since this one opened it. Only
+ * the fake PMR keeps such a copy (its controller's volatile buffer lives in
+ * the opening process); a real PMR or a mapped file is read in place.
+ * Nothing may be stored and not yet barriered. Returns 0 or -errno.
+ */
+int pmr_reload(struct pmr_region *r);
+
+/*
  * NVMe PMR registers, read and decoded (pmr:BDF and fakepmr: targets). Filled
  * by pmr_query_caps() without enabling or mapping the PMR itself, so probing
  * never changes the device.

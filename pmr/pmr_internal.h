@@ -18,6 +18,10 @@ struct pmr_region_ops {
 			     size_t len);
 	int (*barrier)(struct pmr_region *r);
 	void (*close)(struct pmr_region *r);
+	/* Optional: read the medium again where this process keeps a copy of
+	 * it (the fake PMR's shadow), with nothing stored since the last
+	 * barrier. */
+	int (*reload)(struct pmr_region *r);
 };
 
 /* Every kind embeds this as its first member. */

@@ -164,3 +164,8 @@ int pmr_barrier(struct pmr_region *r)
 		return -EROFS;
 	return r->ops->barrier(r);
 }
+
+int pmr_reload(struct pmr_region *r)
+{
+	return r->ops->reload ? r->ops->reload(r) : 0;
+}

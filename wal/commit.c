@@ -168,7 +168,7 @@ static int stage_add(struct pmwal *w, const struct iovec *recs, int count,
 		struct stage *s = &w->stage[w->active];
 
 		if (w->failed)
-			return PMWAL_EFAILED;
+			return wal_failed_rc(w);
 		if (w->closing)
 			return PMWAL_ECLOSED;
 		uint64_t after = stage_blocks_after(s, recs, count);
@@ -185,6 +185,14 @@ static int stage_add(struct pmwal *w, const struct iovec *recs, int count,
 		    w->next_seq - w->head_seq + staged_blocks(w) - s->nblocks + after;
 
 		if (live > w->sb.capacity_blocks) {
+			/* A writer taken over that only ever finds its log full
+			 * would never hear so from a write: it hears here. */
+			if (wal_status_fenced(w)) {
+				wal_fail_stop(w, PMWAL_EFENCED);
+				wal_set_err(w, "%s: another writer took the log over; close this "
+					       "handle", w->target);
+				return PMWAL_EFENCED;
+			}
 			wal_set_err(
 			    w,
 			    "%s: log full (%llu of %llu blocks live or staged); release "
@@ -479,7 +487,7 @@ static void retire(struct pmwal *w, struct stage *keep)
 			break;
 		if (o->rc || !w->failed)
 			group_done(w, o->rc, o->seq0, o->nblocks, o->first_lsn, o->last_lsn);
-		wal_queue_callbacks(w, o, o->rc || w->failed ? PMWAL_EFAILED : 0);
+		wal_queue_callbacks(w, o, o->rc || w->failed ? wal_failed_rc(w) : 0);
 		wal_stage_reset(o);
 		o->done = false;
 		w->inflight--;
@@ -569,9 +577,13 @@ again:
 
 	pthread_rwlock_rdlock(&w->io_lock);
 	/* A writer taken over writes nothing more (status.c). */
-	int rc = wal_status_fenced(w) ? PMWAL_EFENCED
-				      : w->dev->ops->commit(w->dev, ios, nio,
-							    done ? &wake_done : NULL);
+	wal_retake_lock(w);
+	int rc = wal_status_begin_write(w);
+
+	if (!rc) {
+		rc = w->dev->ops->commit(w->dev, ios, nio, done ? &wake_done : NULL);
+		wal_status_end_write(w);
+	}
 
 	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
 		rc = 0;
@@ -644,7 +656,7 @@ int wal_wait_durable(struct pmwal *w, uint64_t lsn)
 
 	while (w->durable_lsn < lsn) {
 		if (w->failed)
-			return PMWAL_EFAILED;
+			return wal_failed_rc(w);
 		struct stage *open = &w->stage[w->active];
 		bool in_open = open->nrecords && lsn >= open->first_lsn;
 
@@ -659,7 +671,7 @@ int wal_wait_durable(struct pmwal *w, uint64_t lsn)
 			 * invariant, answered, never spun on. */
 			wal_set_err(w, "%s: LSN %llu is neither durable nor staged",
 				    w->target, (unsigned long long)lsn);
-			return PMWAL_EFAILED;
+			return wal_failed_rc(w);
 		}
 		if (!spun) {
 			spun = true;
@@ -1085,7 +1097,12 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 		publish_durable(w, last);
 		pthread_mutex_unlock(&w->mu);
 	}
-	int rc = wal_status_fenced(w) ? PMWAL_EFENCED : direct_store(w, g);
+	wal_retake_lock(w);
+	int rc = wal_status_begin_write(w); /* a writer taken over writes nothing */
+	bool began = !rc;
+
+	if (!rc)
+		rc = direct_store(w, g);
 
 	/* A later group's barrier would not do: it covers only the stores of
 	 * the thread that issues it. */
@@ -1099,6 +1116,8 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 		rc = w->dev->ops->store(w->dev, &g->bug_io, 1);
 	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
 		rc = 0;
+	if (began)
+		wal_status_end_write(w);
 	pthread_rwlock_unlock(&w->io_lock);
 
 	/* 5. Retire in LSN order; wait for the groups before this one. */
@@ -1125,7 +1144,7 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 	}
 	if (w->failed && w->durable_lsn < last) {
 		wal_wake_all(w);
-		return PMWAL_EFAILED;
+		return wal_failed_rc(w);
 	}
 	/* Appenders that came meanwhile staged their records: write them now. */
 	if (w->stage[w->active].nblocks > 0 && can_lead(w))
@@ -1246,7 +1265,7 @@ int pmwal_sync(struct pmwal *w)
 	if (!w)
 		return -EINVAL;
 	pthread_mutex_lock(&w->mu);
-	rc = w->failed ? PMWAL_EFAILED : wal_wait_durable(w, w->next_lsn - 1);
+	rc = w->failed ? wal_failed_rc(w) : wal_wait_durable(w, w->next_lsn - 1);
 	pthread_mutex_unlock(&w->mu);
 	return rc;
 }

@@ -86,7 +86,13 @@ static void pmem_close(struct wal_dev *dev)
 	free(d);
 }
 
+static int pmem_reload(struct wal_dev *dev)
+{
+	return pmr_reload(to_pmem(dev)->region);
+}
+
 static const struct wal_dev_ops pmem_ops = {
+    .reload = pmem_reload,
     .commit = pmem_commit,
     .store = pmem_store,
     .barrier = pmem_barrier,

@@ -109,6 +109,12 @@ struct wal_dev_ops {
 	 */
 	int (*register_buffers)(struct wal_dev *dev, void *const *bufs,
 				const size_t *lens, int count);
+	/*
+	 * Optional: read again what this process keeps a copy of (the fake
+	 * PMR's shadow), before recovery reads a log another process wrote
+	 * since the device was opened (a standby, a writer breaking a lock).
+	 */
+	int (*reload)(struct wal_dev *dev);
 };
 
 /* Fields every device fills at open. */

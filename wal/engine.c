@@ -292,7 +292,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 		return PMWAL_EREADONLY;
 	pthread_rwlock_wrlock(&w->io_lock);
 	pthread_mutex_lock(&w->mu);
-	rc = w->failed ? PMWAL_EFAILED : 0;
+	rc = w->failed ? wal_failed_rc(w) : 0;
 	if (!rc && lsn > w->durable_lsn + 1) {
 		wal_set_err(
 		    w, "%s: release below LSN %llu, but only LSNs up to %llu are durable",
@@ -345,7 +345,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 			goto out;
 		}
 	}
-	if (wal_status_fenced(w)) {
+	if (wal_status_begin_write(w)) {
 		pthread_mutex_lock(&w->mu);
 		wal_fail_stop(w, PMWAL_EFENCED);
 		pthread_mutex_unlock(&w->mu);
@@ -361,6 +361,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 	sb.end_seq = end_seq; /* all durable */
 	sb.end_lsn = end_lsn;
 	rc = write_sb(w, &sb);
+	wal_status_end_write(w);
 	pthread_mutex_lock(&w->mu);
 	if (rc) {
 		wal_fail_stop(w, rc);
@@ -430,6 +431,7 @@ static void free_handle(struct pmwal *w)
 	}
 	wal_direct_free(w);
 	pthread_mutex_destroy(&w->mu);
+	pthread_mutex_destroy(&w->lock_mu);
 	pthread_rwlock_destroy(&w->io_lock);
 	pthread_mutex_destroy(&w->seal_mu);
 	pthread_cond_destroy(&w->seal_cv);
@@ -461,9 +463,26 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	 * the lock alone.
 	 */
 	(void)wal_status_attach(w, writer);
+	int rc = 0;
+
 	if (writer && w->sb.epoch < WAL_EPOCH_MAX)
-		wal_status_claim(w, w->sb.epoch + 1);
-	int rc = wal_recover_scan(w->dev, &w->sb, salvage, &w->report, &tail);
+		rc = wal_status_claim(w, w->sb.epoch + 1,
+				      w->lock_broken,
+				      err, errlen);
+	/* Claimed (a lock taken after waiting, or broken and drained): what
+	 * the last writer made durable is read now, not as the device was
+	 * opened. */
+	if (!rc && writer && w->dev->ops->reload && (rc = w->dev->ops->reload(w->dev)))
+		snprintf(err, errlen, "%s: reading the medium again: %s", w->target,
+			 strerror(-rc));
+	if (rc)
+		return rc;
+	if (writer) {
+		rc = wal_read_sb(w->dev, &w->sb, err, errlen); /* as that writer left it */
+		if (rc)
+			return rc;
+	}
+	rc = wal_recover_scan(w->dev, &w->sb, salvage, &w->report, &tail);
 
 	if (rc) {
 		snprintf(err, errlen, "%s: recovery read failed: %s", w->target,
@@ -527,7 +546,7 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 }
 
 static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
-		       const int lock_fd[WAL_LOCK_FDS], struct pmwal **out)
+		       const int lock_fd[WAL_LOCK_FDS], bool broke, struct pmwal **out)
 {
 	char err[512] = "";
 	struct pmwal *w = calloc(1, sizeof(*w));
@@ -543,7 +562,9 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 	}
 	w->dev = dev;
 	memcpy(w->lock_fd, lock_fd, sizeof(w->lock_fd));
+	w->lock_broken = broke;
 	pthread_mutex_init(&w->mu, NULL);
+	pthread_mutex_init(&w->lock_mu, NULL);
 	pthread_rwlockattr_t rwa;
 
 	/* Release and close must not starve behind a stream of groups. */
@@ -627,7 +648,7 @@ int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pm
 	_Static_assert(WAL_LOCK_FDS == 8, "one -1 for each lock descriptor");
 	static const int none[WAL_LOCK_FDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
 
-	return open_locked(opt, dev, none, out);
+	return open_locked(opt, dev, none, false, out);
 }
 
 int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
@@ -678,6 +699,7 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	}
 	/* Before the first write (format, recovery's epoch): one writer only. */
 	int lock_fd[WAL_LOCK_FDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
+	bool broke = false;
 
 	if (!(opt->flags & PMWAL_OPEN_READONLY) && !PMWAL_BUG(NO_WRITER_LOCK)) {
 		int dev_fd = dev->ops->file_fd ? dev->ops->file_fd(dev) : -1;
@@ -689,15 +711,47 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 			usleep(10000);
 			rc = wal_lock_writer(opt->target, dev_fd, lock_fd, err, sizeof(err));
 		}
-		if (rc == -EBUSY && (opt->flags & PMWAL_OPEN_BREAK_LOCK))
+		if (rc == -EBUSY && (opt->flags & PMWAL_OPEN_BREAK_LOCK)) {
 			rc = 0; /* fenced instead: recover() claims the log */
+			broke = true;
+		}
 		if (rc) {
 			dev->ops->close(dev);
 			open_err(opt, err);
 			return rc;
 		}
 	}
-	return open_locked(opt, dev, lock_fd, out);
+	return open_locked(opt, dev, lock_fd, broke, out);
+}
+
+/*
+ * A writer that broke the lock takes it once its old holder lets go (exits),
+ * so that the next opener is refused again. Tried before a group's write, at
+ * most every WAL_LOCK_RETAKE_MS; one thread at a time.
+ */
+#define WAL_LOCK_RETAKE_MS 10
+void wal_retake_lock(struct pmwal *w)
+{
+	struct timespec now;
+	char err[256];
+	int fds[WAL_LOCK_FDS];
+
+	if (!__atomic_load_n(&w->lock_broken, __ATOMIC_ACQUIRE) ||
+	    pthread_mutex_trylock(&w->lock_mu))
+		return;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	uint64_t ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+
+	if (w->lock_broken && ms - w->lock_tried_ms >= WAL_LOCK_RETAKE_MS) {
+		w->lock_tried_ms = ms;
+		int dev_fd = w->dev->ops->file_fd ? w->dev->ops->file_fd(w->dev) : -1;
+
+		if (wal_lock_writer(w->target, dev_fd, fds, err, sizeof(err)) == 0) {
+			memcpy(w->lock_fd, fds, sizeof(fds));
+			__atomic_store_n(&w->lock_broken, false, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&w->lock_mu);
 }
 
 int pmwal_close(struct pmwal *w)
@@ -730,7 +784,11 @@ int pmwal_close(struct pmwal *w)
 			sb.end_seq = w->next_seq;
 			sb.end_lsn = w->durable_lsn + 1;
 			sb.flags |= WAL_SB_CLOSED;
-			rc = wal_status_fenced(w) ? PMWAL_EFENCED : write_sb(w, &sb);
+			rc = wal_status_begin_write(w);
+			if (!rc) {
+				rc = write_sb(w, &sb);
+				wal_status_end_write(w);
+			}
 			if (rc)
 				wal_set_err(w, "%s: writing the superblock at close: %s",
 					w->target, pmwal_strerror(rc));
@@ -743,7 +801,7 @@ int pmwal_close(struct pmwal *w)
 			wal_status_detach(w, true);
 		}
 		if (!rc && w->failed)
-			rc = PMWAL_EFAILED; /* staged records were never made durable */
+			rc = wal_failed_rc(w); /* staged records were never made durable */
 		pthread_cond_broadcast(&w->cv_work);
 		wal_wake_all(w);
 		pthread_mutex_unlock(&w->mu);
@@ -754,7 +812,7 @@ int pmwal_close(struct pmwal *w)
 		pthread_mutex_lock(&w->mu);
 		for (uint32_t i = 1; i <= w->nstages; i++) /* oldest first */
 			wal_queue_callbacks(w, &w->stage[(w->active + i) % w->nstages],
-					w->failed ? PMWAL_EFAILED : PMWAL_ECLOSED);
+					w->failed ? wal_failed_rc(w) : PMWAL_ECLOSED);
 		wal_run_callbacks(w);
 		pthread_mutex_unlock(&w->mu);
 	}

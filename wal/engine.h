@@ -103,6 +103,9 @@ struct stage {
 struct pmwal {
 	struct wal_dev *dev;
 	int lock_fd[WAL_LOCK_FDS]; /* the writer lock (lock.c), -1 if none */
+	bool lock_broken;	   /* opened with the lock held by another (BREAK_LOCK) */
+	pthread_mutex_t lock_mu;   /* wal_retake_lock */
+	uint64_t lock_tried_ms;
 	struct wal_sb sb; /* as last written; head fields under mu */
 	bool sb_same;	  /* both copies on the medium are sb (after a write_sb) */
 	struct pmwal_report report;
@@ -176,7 +179,16 @@ struct pmwal {
 };
 
 /* engine.c */
+void wal_retake_lock(struct pmwal *w); /* BREAK_LOCK: take it once it is free */
 void wal_set_err(struct pmwal *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* What a failed handle answers: PMWAL_EFENCED once another writer took the
+ * log over, PMWAL_EFAILED after any other failure (mu held, or w->failed
+ * read once). */
+static inline int wal_failed_rc(const struct pmwal *w)
+{
+	return w->failed == PMWAL_EFENCED ? PMWAL_EFENCED : PMWAL_EFAILED;
+}
 
 /* commit.c: all with mu held. */
 void wal_stage_reset(struct stage *s); /* empty, no callbacks */
@@ -203,7 +215,12 @@ int wal_status_path(const char *target, uint64_t log_id, char *buf, size_t len);
 /* Maps the page of w->sb.log_id (a writer creates it): 0 or -errno. */
 int wal_status_attach(struct pmwal *w, bool writer);
 void wal_status_detach(struct pmwal *w, bool unlink_it);
-void wal_status_claim(struct pmwal *w, uint32_t epoch); /* open: fence = @epoch */
+/* Open: fence = @epoch; with @broke (the lock was broken), waits for the
+ * old writer's writes to end: 0, or -EBUSY with @err saying why not. */
+int wal_status_claim(struct pmwal *w, uint32_t epoch, bool broke, char *err, size_t errlen);
+/* Around every write of the log: 0, or PMWAL_EFENCED (write nothing). */
+int wal_status_begin_write(struct pmwal *w);
+void wal_status_end_write(struct pmwal *w);
 bool wal_status_fenced(const struct pmwal *w);	 /* another writer claimed it */
 /* Publishes a durable end and w's head (mu held), unless another writer
  * claimed the log: 0, or PMWAL_EFENCED (nothing published). */

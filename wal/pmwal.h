@@ -19,7 +19,11 @@
  *  - A failed write, flush or sync is sticky: after it, every call that would
  *    acknowledge durability fails with PMWAL_EFAILED until the log is closed
  *    and opened again (which runs recovery). pmwal never retries a flush and
- *    then acknowledges.
+ *    then acknowledges. A writer another process took the log from
+ *    (PMWAL_OPEN_BREAK_LOCK) fails the same way with PMWAL_EFENCED.
+ *  - Several processes: one writer at a time (a lock), any number of
+ *    read-only followers (pmwal_iter_wait), standbys that take over when the
+ *    writer dies (PMWAL_OPEN_WAIT_LOCK). docs/followers.md.
  *  - Thread safety: every function taking a struct pmwal may be called from
  *    any number of threads at once, except pmwal_close(), which must be the
  *    last call on the handle. An iterator belongs to one thread at a time.

@@ -53,6 +53,8 @@
 #define WAL_STATUS_VERSION  1u
 #define WAL_STATUS_BYTES    4096u
 #define WAL_STATUS_STUCK_MS 100 /* gen odd this long: its updater died */
+#define WAL_STATUS_DRAIN_MS 5000 /* a broken writer's write may take this long */
+#define WAL_STATUS_STOPPED_MS 50 /* ... unless it is stopped that long */
 
 /* The page (all fields atomic; see above). */
 struct wal_status_page {
@@ -70,6 +72,7 @@ struct wal_status_page {
 	uint64_t head_lsn;
 	uint32_t wake;	      /* futex word: +1 per publication */
 	uint32_t waiters;     /* followers asleep on wake */
+	uint32_t writing;     /* the fence's holder's writes begun, not ended */
 };
 _Static_assert(sizeof(struct wal_status_page) <= WAL_STATUS_BYTES, "one page");
 
@@ -304,19 +307,114 @@ static void wake_followers(struct wal_status_page *p)
 		futex(&p->wake, FUTEX_WAKE, INT_MAX, NULL);
 }
 
-void wal_status_claim(struct pmwal *w, uint32_t epoch)
+static bool pid_alive(uint32_t pid)
+{
+	return pid && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+}
+
+/* "T" or "t" in /proc/PID/stat: stopped (SIGSTOP) or traced. */
+static bool pid_stopped(uint32_t pid)
+{
+	char path[64], buf[512];
+	FILE *f;
+	bool stopped = false;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		char *q = strrchr(buf, ')');
+
+		stopped = q && (q[2] == 'T' || q[2] == 't');
+	}
+	fclose(f);
+	return stopped;
+}
+
+int wal_status_claim(struct pmwal *w, uint32_t epoch, bool broke, char *err, size_t errlen)
 {
 	struct wal_status_page *p = w->st;
 
 	if (!p)
-		return;
+		return 0;
 	uint32_t g = gen_lock(p);
+	uint32_t old_pid = LD(p->pid);
 
 	ST(p->fence, epoch);
 	ST(p->pid, (uint32_t)getpid());
 	ST(p->flags, LD(p->flags) | WAL_STATUS_OPEN);
 	gen_unlock(p, g);
 	wake_followers(p);
+	/*
+	 * A writer that held the lock is gone (the lock says so) and its
+	 * writes with it: what it counted is void. A writer whose lock was
+	 * broken still lives: a write it began before the claim must end
+	 * before recovery reads the log, or it could land on what this writer
+	 * writes next.
+	 */
+	if (!broke || old_pid == (uint32_t)getpid() || !pid_alive(old_pid)) {
+		__atomic_store_n(&p->writing, 0, __ATOMIC_RELEASE);
+		return 0;
+	}
+	uint64_t t0 = now_ms(), stopped_since = 0;
+
+	while (__atomic_load_n(&p->writing, __ATOMIC_ACQUIRE) && pid_alive(old_pid)) {
+		/* Stopped, it will not end its write until continued: say so
+		 * soon, rather than wait as for a slow device. */
+		bool stopped = pid_stopped(old_pid);
+
+		if (!stopped)
+			stopped_since = 0;
+		else if (!stopped_since)
+			stopped_since = now_ms();
+		if ((stopped && now_ms() - stopped_since > WAL_STATUS_STOPPED_MS) ||
+		    now_ms() - t0 > WAL_STATUS_DRAIN_MS) {
+			snprintf(err, errlen,
+				 "%s: the writer whose lock is being broken, pid %u, is %s in "
+				 "the middle of a write to the log; taking over now could let "
+				 "that write land on the new writer's records. %s, then open "
+				 "again",
+				 w->target, old_pid, stopped ? "stopped (SIGSTOP)" : "stuck",
+				 stopped ? "Continue it (kill -CONT) or kill it"
+					 : "Kill it, or wait for its device");
+			return -EBUSY;
+		}
+		usleep(1000);
+	}
+	if (!pid_alive(old_pid))
+		__atomic_store_n(&p->writing, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * Every write of the log (a group, a superblock) happens between these two:
+ * begun under the update lock, with the fence checked there, so that a
+ * writer taken over either began its write before the claim (the claimer
+ * waits for it to end: wal_status_claim) or never begins one. A writer
+ * stopped between its check and its write is thus seen, not raced.
+ */
+int wal_status_begin_write(struct pmwal *w)
+{
+	struct wal_status_page *p = w->st;
+
+	if (!p || PMWAL_BUG(NO_FENCE))
+		return 0;
+	uint32_t g = gen_lock(p);
+	int rc = LD(p->fence) == w->sb.epoch ? 0 : PMWAL_EFENCED;
+
+	if (!rc)
+		__atomic_fetch_add(&p->writing, 1, __ATOMIC_RELAXED);
+	gen_unlock(p, g);
+	return rc;
+}
+
+void wal_status_end_write(struct pmwal *w)
+{
+	struct wal_status_page *p = w->st;
+
+	if (p && !PMWAL_BUG(NO_FENCE))
+		__atomic_fetch_sub(&p->writing, 1, __ATOMIC_RELEASE);
 }
 
 bool wal_status_fenced(const struct pmwal *w)

@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_follow.c - several handles on one log (issue 15): a read-only handle
+ * follows what a writer makes durable, across its release, its close and
+ * the next writer's open; a standby waits on the lock and takes over; a
+ * writer whose lock another breaks is fenced. On a file (io_uring), on
+ * emulated pmem and on a fake PMR. Processes killed and stopped at random
+ * points are `pmwal crashtest --mode takeover` (crashtest_takeover).
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *dir;
+static char target[512];
+static char errbuf[512];
+
+enum kind { K_FILE, K_PMEM, K_FAKEPMR };
+
+static void use(enum kind k)
+{
+	dir = k == K_FILE ? tu_mkdtemp() : tu_mkdtemp_shm();
+	cr_assert_not_null(dir);
+	/* Each test its own status pages: what it finds there is its own. */
+	char *st = tu_path(dir, "status");
+
+	cr_assert_eq(mkdir(st, 0755), 0);
+	setenv("PMWAL_STATUS_DIR", st, 1);
+	free(st);
+	snprintf(target, sizeof(target), "%s%s/log", k == K_PMEM ? "pmem:" : k == K_FAKEPMR ? "fakepmr:" : "", dir);
+}
+
+static void teardown(void)
+{
+	if (dir)
+		tu_rmdir(dir);
+	dir = NULL;
+}
+
+static struct pmwal_options opts(uint32_t flags, uint64_t cap)
+{
+	struct pmwal_options o = {0};
+
+	o.target = target;
+	o.flags = flags;
+	o.capacity_bytes = cap;
+	o.errmsg_buf = errbuf;
+	o.errmsg_len = sizeof(errbuf);
+	return o;
+}
+
+static struct pmwal *open_log(uint32_t flags, uint64_t cap)
+{
+	struct pmwal_options o = opts(flags, cap);
+	struct pmwal *w = NULL;
+	int rc = pmwal_open(&o, &w);
+
+	cr_assert_eq(rc, 0, "open %s (flags 0x%x): %s (%s)", target, flags, pmwal_strerror(rc),
+		     errbuf);
+	return w;
+}
+
+/* Record @lsn: 1 to 3000 bytes that say which LSN they are. */
+static size_t rec_len(uint64_t lsn)
+{
+	return 1 + (size_t)((lsn * 2654435761u) % 3000);
+}
+
+static void append_n(struct pmwal *w, uint64_t n)
+{
+	static uint8_t buf[3000];
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct pmwal_info info;
+		uint64_t lsn;
+
+		pmwal_stat(w, &info);
+		tu_fill(buf, rec_len(info.next_lsn), info.next_lsn);
+		int rc = pmwal_append(w, buf, rec_len(info.next_lsn), &lsn);
+
+		cr_assert_eq(rc, 0, "append: %s (%s)", pmwal_strerror(rc), pmwal_errmsg(w));
+		cr_assert_eq(lsn, info.next_lsn);
+	}
+}
+
+/* Reads what @it has now; checks each record's bytes and that LSNs follow
+ * *@last. Returns how many it read; the last call's rc in *@rc. */
+static uint64_t drain(struct pmwal_iter *it, uint64_t *last, int *rc_out)
+{
+	uint64_t lsn, n = 0;
+	const void *data;
+	size_t len;
+	int rc;
+
+	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
+		cr_assert_eq(lsn, *last + 1, "LSN %llu after %llu", (unsigned long long)lsn,
+			     (unsigned long long)*last);
+		cr_assert_eq(len, rec_len(lsn));
+		cr_assert(tu_check(data, len, lsn), "LSN %llu: wrong bytes", (unsigned long long)lsn);
+		*last = lsn;
+		n++;
+	}
+	*rc_out = rc;
+	return n;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* ---- a reader follows the writer ------------------------------------------ */
+
+static void reader_follows(enum kind k)
+{
+	use(k);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0);
+	struct pmwal_iter *it;
+	uint64_t last = 0;
+	int rc;
+
+	cr_assert_eq(pmwal_iter_open(r, 0, &it), 0);
+	cr_assert_eq(drain(it, &last, &rc), 0);
+	cr_assert_eq(rc, 0);
+	/* Nothing new: the wait times out, and sleeps meanwhile. */
+	double t0 = now_s(), c0 = cpu_s();
+
+	cr_assert_eq(pmwal_iter_wait(it, 300), 0);
+	double waited = now_s() - t0, cpu = cpu_s() - c0;
+
+	cr_assert(waited >= 0.29, "returned after %.3f s of a 0.3 s wait", waited);
+	cr_assert(cpu < 0.1, "used %.3f s of CPU waiting 0.3 s: it spins", cpu);
+	cr_assert_eq(pmwal_iter_wait(it, 0), 0);
+	for (uint64_t round = 1; round <= 50; round++) {
+		append_n(w, round % 7 + 1);
+		cr_assert_eq(pmwal_iter_wait(it, 5000), 1, "round %llu: not woken",
+			     (unsigned long long)round);
+		drain(it, &last, &rc);
+		cr_assert_eq(rc, 0);
+		cr_assert_eq(last, pmwal_durable_lsn(w), "round %llu: read to %llu of %llu",
+			     (unsigned long long)round, (unsigned long long)last,
+			     (unsigned long long)pmwal_durable_lsn(w));
+	}
+	/* The writer closes; the reader has everything and waits for more. */
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(pmwal_iter_wait(it, 50), 0);
+	/* The next writer's records reach it too. */
+	w = open_log(0, 0);
+	append_n(w, 5);
+	cr_assert_eq(pmwal_iter_wait(it, 5000), 1, "not woken by the next writer");
+	drain(it, &last, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(last, pmwal_durable_lsn(w));
+	cr_assert_eq(pmwal_close(w), 0);
+	/* And those of a writer opened and closed while it was not looking,
+	 * which leaves only the superblock to say so. */
+	w = open_log(0, 0);
+	append_n(w, 3);
+	uint64_t end = pmwal_durable_lsn(w);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(pmwal_iter_wait(it, 5000), 1, "a closed writer's records not seen");
+	drain(it, &last, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(last, end);
+	pmwal_iter_close(it);
+	pmwal_close(r);
+}
+
+Test(follow, file_reader_follows_the_writer_and_the_next, .fini = teardown)
+{
+	reader_follows(K_FILE);
+}
+Test(follow, pmem_reader_follows_the_writer_and_the_next, .fini = teardown)
+{
+	reader_follows(K_PMEM);
+}
+Test(follow, fakepmr_reader_follows_the_writer_and_the_next, .fini = teardown)
+{
+	reader_follows(K_FAKEPMR);
+}
+
+/* ---- a reader behind a release ------------------------------------------- */
+
+static void reader_behind_release(enum kind k)
+{
+	use(k);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 66 * 4096); /* 64 ring blocks */
+	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0);
+	struct pmwal_iter *it;
+	uint64_t last = 0, lsn;
+	const void *data;
+	size_t len;
+	int rc;
+
+	append_n(w, 10);
+	cr_assert_eq(pmwal_iter_open(r, 0, &it), 0);
+	cr_assert_eq(pmwal_iter_next(it, &lsn, &data, &len), 1);
+	last = lsn;
+	/* The writer releases past it and wraps the ring over its blocks. */
+	for (int lap = 0; lap < 3; lap++) {
+		cr_assert_eq(pmwal_release(w, pmwal_durable_lsn(w) + 1), 0, "%s", pmwal_errmsg(w));
+		append_n(w, 40);
+	}
+	drain(it, &last, &rc);
+	cr_assert_eq(rc, PMWAL_ERANGE, "a reader behind a release got %s, not ERANGE",
+		     pmwal_strerror(rc));
+	struct pmwal_info info;
+
+	pmwal_stat(w, &info);
+	char want[64];
+
+	snprintf(want, sizeof(want), "starts at LSN %llu", (unsigned long long)info.head_lsn);
+	cr_assert(strstr(pmwal_errmsg(r), "resume from a checkpoint"), "%s", pmwal_errmsg(r));
+	cr_assert(strstr(pmwal_errmsg(r), want), "'%s' does not say '%s'", pmwal_errmsg(r), want);
+	/* From the head it names, it reads on. */
+	pmwal_iter_close(it);
+	cr_assert_eq(pmwal_iter_open(r, info.head_lsn, &it), 0, "%s", pmwal_errmsg(r));
+	last = info.head_lsn - 1;
+	drain(it, &last, &rc);
+	cr_assert_eq(rc, 0, "%s", pmwal_errmsg(r));
+	cr_assert_eq(last, pmwal_durable_lsn(w));
+	pmwal_iter_close(it);
+	pmwal_close(r);
+	pmwal_close(w);
+}
+
+Test(follow, file_reader_behind_a_release_is_told_where_to_resume, .fini = teardown)
+{
+	reader_behind_release(K_FILE);
+}
+Test(follow, pmem_reader_behind_a_release_is_told_where_to_resume, .fini = teardown)
+{
+	reader_behind_release(K_PMEM);
+}
+Test(follow, fakepmr_reader_behind_a_release_is_told_where_to_resume, .fini = teardown)
+{
+	reader_behind_release(K_FAKEPMR);
+}
+
+/* ---- a writer whose lock is broken is fenced -------------------------------- */
+
+static void fenced(enum kind k)
+{
+	use(k);
+	struct pmwal *a = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+
+	append_n(a, 10);
+	/* A second writer is refused; one that breaks the lock is not. */
+	struct pmwal_options o = opts(0, 0);
+	struct pmwal *b = NULL;
+
+	cr_assert_eq(pmwal_open(&o, &b), -EBUSY);
+	b = open_log(PMWAL_OPEN_BREAK_LOCK, 0);
+	uint8_t buf[16] = {0};
+	uint64_t lsn;
+
+	/* The old writer acknowledges nothing more, and says why. */
+	cr_assert_eq(pmwal_append(a, buf, sizeof(buf), &lsn), PMWAL_EFENCED);
+	cr_assert(strstr(pmwal_errmsg(a), "took the log over"), "%s", pmwal_errmsg(a));
+	cr_assert_eq(pmwal_sync(a), PMWAL_EFENCED);
+	cr_assert_eq(pmwal_release(a, 5), PMWAL_EFENCED);
+	cr_assert_eq(pmwal_durable_lsn(a), 10);
+	/* The new one continues its LSNs. */
+	append_n(b, 5);
+	cr_assert_eq(pmwal_durable_lsn(b), 15);
+	cr_assert_eq(pmwal_close(a), PMWAL_EFENCED);
+	/* Its old holder gone, the breaker takes the lock at its next group
+	 * (tried every 10 ms at most): others are refused again. */
+	usleep(20000);
+	append_n(b, 1);
+	cr_assert_eq(pmwal_open(&o, &a), -EBUSY, "the lock was not taken back: %s", errbuf);
+	cr_assert_eq(pmwal_close(b), 0);
+	struct pmwal_report rep;
+
+	o = opts(0, 0);
+	cr_assert_eq(pmwal_verify(&o, &rep), 0);
+	cr_assert_eq(rep.verdict, PMWAL_CLEAN, "%s", rep.detail);
+	cr_assert_eq(rep.records, 16);
+	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0);
+	struct pmwal_iter *it;
+	uint64_t last = 0;
+	int rc;
+
+	cr_assert_eq(pmwal_iter_open(r, 0, &it), 0);
+	drain(it, &last, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(last, 16);
+	pmwal_iter_close(it);
+	pmwal_close(r);
+}
+
+Test(follow, file_a_writer_whose_lock_is_broken_is_fenced, .fini = teardown)
+{
+	fenced(K_FILE);
+}
+Test(follow, pmem_a_writer_whose_lock_is_broken_is_fenced, .fini = teardown)
+{
+	fenced(K_PMEM);
+}
+Test(follow, fakepmr_a_writer_whose_lock_is_broken_is_fenced, .fini = teardown)
+{
+	fenced(K_FAKEPMR);
+}
+
+/* ---- a standby takes over ------------------------------------------------ */
+
+struct standby {
+	struct pmwal *w;
+	int rc;
+	double opened_at;
+};
+
+static void *standby_main(void *arg)
+{
+	struct standby *s = arg;
+	struct pmwal_options o = opts(PMWAL_OPEN_WAIT_LOCK, 0);
+	static char err[512];
+
+	o.errmsg_buf = err;
+	o.errmsg_len = sizeof(err);
+	s->rc = pmwal_open(&o, &s->w);
+	s->opened_at = now_s();
+	return NULL;
+}
+
+static void standby_takes_over(enum kind k)
+{
+	use(k);
+	struct pmwal *a = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	struct standby s = {0};
+	pthread_t t;
+
+	append_n(a, 7);
+	cr_assert_eq(pthread_create(&t, NULL, standby_main, &s), 0);
+	usleep(100000);
+	cr_assert_null(s.w, "the standby opened while the writer held the log");
+	append_n(a, 3);
+	double closed_at = now_s();
+
+	cr_assert_eq(pmwal_close(a), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(s.rc, 0, "standby: %s", pmwal_strerror(s.rc));
+	cr_assert(s.opened_at - closed_at < 1.0, "took %.3f s to take over",
+		  s.opened_at - closed_at);
+	cr_assert_eq(pmwal_durable_lsn(s.w), 10);
+	append_n(s.w, 2);
+	cr_assert_eq(pmwal_durable_lsn(s.w), 12);
+	cr_assert_eq(pmwal_close(s.w), 0);
+}
+
+Test(follow, file_a_standby_waits_for_the_lock_and_continues, .fini = teardown)
+{
+	standby_takes_over(K_FILE);
+}
+Test(follow, pmem_a_standby_waits_for_the_lock_and_continues, .fini = teardown)
+{
+	standby_takes_over(K_PMEM);
+}
+Test(follow, fakepmr_a_standby_waits_for_the_lock_and_continues, .fini = teardown)
+{
+	standby_takes_over(K_FAKEPMR);
+}
+
+/* ---- the status page attacked ---------------------------------------------- */
+
+/* The status page of the log in the test's directory ("" if none). */
+static void page_path(char *buf, size_t len)
+{
+	char *st = tu_path(dir, "status");
+	DIR *d = opendir(st);
+	struct dirent *e;
+
+	buf[0] = 0;
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "pmwal-", 6))
+			snprintf(buf, len, "%s/%s", st, e->d_name);
+	if (d)
+		closedir(d);
+	free(st);
+}
+
+Test(follow, no_status_page_leaves_the_log_working_and_followed_by_its_superblock,
+     .fini = teardown)
+{
+	use(K_FILE);
+	/* Where pages go is not a directory: none is made. */
+	char *st = tu_path(dir, "status");
+
+	rmdir(st);
+	cr_assert_eq(mkfifo(st, 0644), 0);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0);
+	struct pmwal_iter *it;
+	uint64_t last = 0;
+	int rc;
+
+	cr_assert_eq(pmwal_iter_open(r, 0, &it), 0);
+	append_n(w, 20);
+	/* Unfollowed while it writes (nothing says what is durable) ... */
+	cr_assert_eq(pmwal_iter_wait(it, 100), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+	/* ... and all of it once its close wrote the superblock. */
+	cr_assert_eq(pmwal_iter_wait(it, 5000), 1);
+	drain(it, &last, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(last, 20);
+	pmwal_iter_close(it);
+	pmwal_close(r);
+	unlink(st);
+	free(st);
+}
+
+Test(follow, a_damaged_status_page_never_makes_a_reader_return_wrong_records,
+     .fini = teardown)
+{
+	use(K_FILE);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0);
+	struct pmwal_iter *it;
+	char path[1024];
+	uint64_t last = 0;
+	int rc;
+
+	append_n(w, 5);
+	cr_assert_eq(pmwal_iter_open(r, 0, &it), 0);
+	drain(it, &last, &rc);
+	cr_assert_eq(last, 5);
+	page_path(path, sizeof(path));
+	cr_assert(path[0], "no status page");
+	/* Every byte of the page, one at a time, set to 0xff then back: the
+	 * reader may stall, wait or fail, but whatever it returns is right. */
+	int fd = open(path, O_RDWR);
+
+	cr_assert(fd >= 0);
+	for (off_t off = 0; off < 128; off++) {
+		uint8_t old, ff = 0xff;
+
+		cr_assert_eq(pread(fd, &old, 1, off), 1);
+		cr_assert_eq(pwrite(fd, &ff, 1, off), 1);
+		(void)pmwal_iter_wait(it, 0);
+		uint64_t l = last;
+
+		drain(it, &l, &rc); /* checks bytes and order */
+		cr_assert(rc == 0 || rc == PMWAL_ECORRUPT || rc == PMWAL_ERANGE,
+			  "byte %lld: %s", (long long)off, pmwal_strerror(rc));
+		cr_assert_eq(pwrite(fd, &old, 1, off), 1);
+	}
+	close(fd);
+	pmwal_iter_close(it);
+	pmwal_close(r);
+	/* The writer was never disturbed by what it does not read back. */
+	append_n(w, 5);
+	cr_assert_eq(pmwal_close(w), 0);
+}
+
+/* ---- options and arguments -------------------------------------------------- */
+
+Test(follow, contradictory_options_are_refused_by_name, .fini = teardown)
+{
+	use(K_FILE);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	struct pmwal_options o = opts(PMWAL_OPEN_READONLY | PMWAL_OPEN_WAIT_LOCK, 0);
+
+	cr_assert_eq(pmwal_open(&o, &w), PMWAL_EBADOPT);
+	cr_assert(strstr(errbuf, "WAIT_LOCK"), "%s", errbuf);
+	o = opts(PMWAL_OPEN_READONLY | PMWAL_OPEN_BREAK_LOCK, 0);
+	cr_assert_eq(pmwal_open(&o, &w), PMWAL_EBADOPT);
+	o = opts(PMWAL_OPEN_WAIT_LOCK | PMWAL_OPEN_BREAK_LOCK, 0);
+	cr_assert_eq(pmwal_open(&o, &w), PMWAL_EBADOPT);
+	cr_assert(strstr(errbuf, "together"), "%s", errbuf);
+	cr_assert_eq(pmwal_iter_wait(NULL, 0), -EINVAL);
+}
+
+/* On a simulated medium (no status page) a writer's own iterator waits. */
+struct later {
+	struct pmwal *w;
+};
+
+static void *append_later(void *arg)
+{
+	struct later *l = arg;
+
+	usleep(50000);
+	append_n(l->w, 1);
+	return NULL;
+}
+
+Test(follow, an_iterator_of_the_writers_handle_waits_for_its_appends)
+{
+	struct sim_dev *sim = sim_new(1 << 20);
+	struct pmwal *w;
+	struct pmwal_iter *it;
+	pthread_t t;
+
+	cr_assert_eq(tu_open_sim(sim, PMWAL_OPEN_CREATE, &w), 0);
+	cr_assert_eq(w != NULL, 1);
+	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0);
+	struct later l = {w};
+
+	cr_assert_eq(pthread_create(&t, NULL, append_later, &l), 0);
+	cr_assert_eq(pmwal_iter_wait(it, 5000), 1);
+	pthread_join(t, NULL);
+	uint64_t last = 0;
+	int rc;
+
+	drain(it, &last, &rc);
+	cr_assert_eq(last, 1);
+	pmwal_iter_close(it);
+	pmwal_close(w);
+	sim_free(sim);
+}

@@ -98,6 +98,56 @@ else
 	echo "cli_round_trip: no loop device here; block-device lane skipped"
 fi
 
+# Several processes: pmwal tail --follow prints records as another process
+# appends them; a standby (--wait-lock) takes over when the writer exits; a
+# writer stopped while another breaks its lock is fenced (issue 15).
+export PMWAL_STATUS_DIR=$dir
+flog=$dir/follow.log
+check follow_create 0 "$pmwal" create "$flog" --size 4M
+"$pmwal" tail "$flog" --follow >"$dir/tail.out" 2>"$dir/tail.err" & tailpid=$!
+sleep 0.2
+check follow_append1 0 bash -c "printf 'a\nb\n' | '$pmwal' append '$flog'"
+check follow_append2 0 bash -c "printf 'c\n' | '$pmwal' append '$flog'"
+for _ in $(seq 100); do [ "$(wc -l <"$dir/tail.out")" -ge 3 ] && break; sleep 0.05; done
+kill -TERM $tailpid; wait $tailpid; rc=$?
+[ $rc -eq 0 ] && passes=$((passes + 1)) || { echo "FAIL tail --follow exit $rc"; fails=$((fails + 1)); }
+[ "$(cut -f2 "$dir/tail.out" | tr '\n' ' ')" = "a b c " ] && passes=$((passes + 1)) ||
+	{ echo "FAIL tail --follow printed:"; cat "$dir/tail.out" "$dir/tail.err"; fails=$((fails + 1)); }
+check tail_from_end 0 "$pmwal" tail "$flog" --from end
+[ ! -s "$dir/out" ] && passes=$((passes + 1)) || { echo "FAIL tail --from end printed records"; fails=$((fails + 1)); }
+check tail_bad_from 2 "$pmwal" tail "$flog" --from soon
+expect tail_bad_from_msg "an LSN or 'end'"
+check dump_no_follow 2 "$pmwal" dump "$flog" --follow
+check wait_and_break 2 "$pmwal" append "$flog" --wait-lock --break-lock
+# A writer holding the log (a slow stdin), a standby waiting on it.
+(sleep 1; echo w1) | "$pmwal" append "$flog" >"$dir/w1.out" 2>&1 & w1=$!
+sleep 0.3
+(echo s1) | "$pmwal" append "$flog" --wait-lock >"$dir/s1.out" 2>&1 & s1=$!
+sleep 0.2
+kill -0 $s1 2>/dev/null && passes=$((passes + 1)) || { echo "FAIL standby did not wait"; cat "$dir/s1.out"; fails=$((fails + 1)); }
+wait $w1; wait $s1; rc=$?
+[ $rc -eq 0 ] && grep -q "LSN 5..5" "$dir/s1.out" && passes=$((passes + 1)) ||
+	{ echo "FAIL standby: exit $rc"; cat "$dir/w1.out" "$dir/s1.out"; fails=$((fails + 1)); }
+# A stopped writer; another breaks its lock; it resumes fenced.
+(echo x1; sleep 1; echo x2) | "$pmwal" append "$flog" >"$dir/x.out" 2>&1 & xp=$!
+sleep 0.4
+xpid=$(pgrep -f "append $flog\$" | head -1)
+kill -STOP "$xpid"
+check refused_while_held 1 bash -c "echo y | '$pmwal' append '$flog'"
+expect refused_names_pid "pid $xpid"
+check break_lock 0 bash -c "echo y | '$pmwal' append '$flog' --break-lock"
+kill -CONT "$xpid"
+wait $xp; rc=$?
+[ $rc -ne 0 ] && grep -q "took the log over" "$dir/x.out" && passes=$((passes + 1)) ||
+	{ echo "FAIL the stopped writer was not fenced: exit $rc"; cat "$dir/x.out"; fails=$((fails + 1)); }
+check follow_dump 0 "$pmwal" dump "$flog"
+# x1 is in the log only if the fenced writer said it was durable.
+want="a b c w1 s1 y "
+grep -q "durable: LSN 6" "$dir/x.out" && want="a b c w1 s1 x1 y "
+[ "$(cut -f2 "$dir/out" | tr '\n' ' ')" = "$want" ] && passes=$((passes + 1)) ||
+	{ echo "FAIL records after takeovers:"; cat "$dir/out"; fails=$((fails + 1)); }
+unset PMWAL_STATUS_DIR
+
 # Bad input: exit 2 with a message, never a crash.
 check unknown_cmd 2 "$pmwal" frobnicate
 check missing_target 2 "$pmwal" verify

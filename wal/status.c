@@ -79,6 +79,7 @@ _Static_assert(sizeof(struct wal_status_page) <= WAL_STATUS_BYTES, "one page");
 #define WAL_STATUS_OPEN 1u
 
 #define LD(f)	 __atomic_load_n(&(f), __ATOMIC_RELAXED)
+#define LDA(f)	 __atomic_load_n(&(f), __ATOMIC_ACQUIRE)
 #define ST(f, v) __atomic_store_n(&(f), (v), __ATOMIC_RELAXED)
 
 static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
@@ -471,16 +472,17 @@ int wal_status_read(const struct pmwal *w, struct wal_status_snap *s)
 		uint32_t g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
 
 		if (!(g & 1)) {
-			s->fence = LD(p->fence);
-			s->epoch = LD(p->epoch);
-			s->pid = LD(p->pid);
+			/* Acquire loads: the second look at gen comes after them
+			 * (a fence would do, but ThreadSanitizer cannot see one). */
+			s->fence = LDA(p->fence);
+			s->epoch = LDA(p->epoch);
+			s->pid = LDA(p->pid);
 			s->live = s->pid && s->pid != w->st_dead_pid;
-			s->open = LD(p->flags) & WAL_STATUS_OPEN;
-			s->durable_seq = LD(p->durable_seq);
-			s->durable_lsn = LD(p->durable_lsn);
-			s->head_seq = LD(p->head_seq);
-			s->head_lsn = LD(p->head_lsn);
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			s->open = LDA(p->flags) & WAL_STATUS_OPEN;
+			s->durable_seq = LDA(p->durable_seq);
+			s->durable_lsn = LDA(p->durable_lsn);
+			s->head_seq = LDA(p->head_seq);
+			s->head_lsn = LDA(p->head_lsn);
 			if (__atomic_load_n(&p->gen, __ATOMIC_RELAXED) == g)
 				return 0;
 		}

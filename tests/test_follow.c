@@ -538,3 +538,59 @@ Test(follow, an_iterator_of_the_writers_handle_waits_for_its_appends)
 	pmwal_close(w);
 	sim_free(sim);
 }
+
+/* What is planted where a page goes is never written through, and the log
+ * works without a page. */
+Test(follow, a_file_planted_at_the_status_page_path_is_left_alone, .fini = teardown)
+{
+	use(K_FILE);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	char path[1024];
+
+	page_path(path, sizeof(path));
+	cr_assert(path[0], "no status page");
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert(access(path, F_OK) != 0, "a closed writer left its page");
+	char *victim = tu_path(dir, "victim");
+	const char text[] = "a file of the user's, not a page";
+	int fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, text, sizeof(text)), (ssize_t)sizeof(text));
+	close(fd);
+	for (int how = 0; how < 3; how++) {
+		unlink(path);
+		if (how == 0)
+			cr_assert_eq(symlink(victim, path), 0);
+		else if (how == 1)
+			cr_assert_eq(link(victim, path), 0);
+		else {
+			/* One link, but not a page's size: not ours to reshape. */
+			char x[100];
+
+			memset(x, 'x', sizeof(x));
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+			cr_assert(fd >= 0);
+			cr_assert_eq(write(fd, x, sizeof(x)), (ssize_t)sizeof(x));
+			close(fd);
+		}
+		w = open_log(0, 0);
+		append_n(w, 3);
+		cr_assert_eq(pmwal_close(w), 0);
+		char buf[200] = {0};
+
+		fd = open(how < 2 ? victim : path, O_RDONLY);
+		cr_assert(fd >= 0);
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		close(fd);
+		if (how < 2)
+			cr_assert(n == (ssize_t)sizeof(text) && !memcmp(buf, text, sizeof(text)),
+				  "way %d: the planted file was written through", how);
+		else
+			cr_assert(n == 100 && buf[0] == 'x' && buf[99] == 'x',
+				  "way %d: the planted file was reshaped (%zd bytes)", how, n);
+	}
+	unlink(path);
+	free(victim);
+}

@@ -139,7 +139,11 @@ static struct wal_status_page *map_page(int fd, uint64_t log_id, bool rw, bool i
 
 	if (fstat(fd, &st))
 		return NULL;
-	if (!S_ISREG(st.st_mode)) {
+	/* /dev/shm is everyone's: a page is a regular file of one link, of
+	 * its own size, owned by whoever it must be (wal_status_attach), never
+	 * a file of ours another user linked or planted there. */
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    (st.st_size != 0 && st.st_size != WAL_STATUS_BYTES)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -213,6 +217,18 @@ int wal_status_attach(struct pmwal *w, bool writer)
 	}
 	if (fd < 0)
 		return -errno;
+	/* Trusted only from this user (a writer), or from the log's owner, this
+	 * user or root (a follower, who may be another user than its writer). */
+	struct stat lst;
+
+	if (fstat(fd, &st) ||
+	    (st.st_uid != geteuid() &&
+	     (writer || (st.st_uid != 0 && (pmwal_target_parse(w->target, &t) ||
+					    t.kind == PMWAL_TARGET_PMR || stat(t.path, &lst) ||
+					    lst.st_uid != st.st_uid))))) {
+		close(fd);
+		return -EPERM;
+	}
 	int acc = fcntl(fd, F_GETFL) & O_ACCMODE;
 	struct wal_status_page *p = map_page(fd, w->sb.log_id, acc == O_RDWR, writer);
 

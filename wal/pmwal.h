@@ -98,6 +98,13 @@ enum pmwal_open_flags {
 	 * Standby: when another process holds the writer lock, wait until it
 	 * lets go (closes, exits or is killed), then recover and continue the
 	 * log as its writer (takeover). Without it such an open fails -EBUSY.
+	 * The wait has no limit (a signal does not end it); it starts within
+	 * 10 ms of the release. What survives a takeover: every record the
+	 * old writer acknowledged; records it wrote whose group is whole on
+	 * the medium though never acknowledged (recovery keeps them, so the
+	 * first LSN the new writer hands out may lie beyond the old writer's
+	 * last acknowledgement); not its staged records, its callbacks, or its
+	 * releases that had not returned.
 	 */
 	PMWAL_OPEN_WAIT_LOCK = 1u << 7,
 	/*

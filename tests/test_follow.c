@@ -594,3 +594,25 @@ Test(follow, a_file_planted_at_the_status_page_path_is_left_alone, .fini = teard
 	unlink(path);
 	free(victim);
 }
+
+Test(follow, a_standby_gives_up_after_lock_wait_ms, .fini = teardown)
+{
+	use(K_FILE);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20), *s = NULL;
+	struct pmwal_options o = opts(PMWAL_OPEN_WAIT_LOCK, 0);
+
+	o.lock_wait_ms = 150;
+	double t0 = now_s();
+
+	cr_assert_eq(pmwal_open(&o, &s), -EBUSY);
+	double waited = now_s() - t0;
+
+	cr_assert(waited >= 0.14 && waited < 5, "gave up after %.3f s", waited);
+	cr_assert(strstr(errbuf, "lock_wait_ms") && strstr(errbuf, "pid"), "%s", errbuf);
+	cr_assert_null(s);
+	o = opts(0, 0);
+	o.lock_wait_ms = 10;
+	cr_assert_eq(pmwal_open(&o, &s), PMWAL_EBADOPT);
+	cr_assert(strstr(errbuf, "lock_wait_ms"), "%s", errbuf);
+	cr_assert_eq(pmwal_close(w), 0);
+}

@@ -144,8 +144,8 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 			 opt->groups_in_flight, WAL_INFLIGHT_MAX);
 		return PMWAL_EBADOPT;
 	}
-	if (opt->reserved32) {
-		snprintf(err, errlen, "options.reserved32: must be zero");
+	if (opt->lock_wait_ms && !(opt->flags & PMWAL_OPEN_WAIT_LOCK)) {
+		snprintf(err, errlen, "options.lock_wait_ms: only with WAIT_LOCK");
 		return PMWAL_EBADOPT;
 	}
 	if (opt->queue_depth > WAL_QUEUE_DEPTH_MAX) {
@@ -707,7 +707,21 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 		rc = wal_lock_writer(opt->target, dev_fd, lock_fd, err, sizeof(err));
 		/* A standby waits for the writer to let go; 10 ms rounds, so a
 		 * takeover starts within 10 ms of the lock's release. */
+		struct timespec t0, now;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		while (rc == -EBUSY && (opt->flags & PMWAL_OPEN_WAIT_LOCK)) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long waited = (now.tv_sec - t0.tv_sec) * 1000L +
+				      (now.tv_nsec - t0.tv_nsec) / 1000000L;
+
+			if (opt->lock_wait_ms && waited >= (long)opt->lock_wait_ms) {
+				size_t n = strlen(err);
+
+				snprintf(err + n, sizeof(err) - n,
+					 " (waited %ld ms, options.lock_wait_ms)", waited);
+				break;
+			}
 			usleep(10000);
 			rc = wal_lock_writer(opt->target, dev_fd, lock_fd, err, sizeof(err));
 		}

@@ -98,8 +98,8 @@ enum pmwal_open_flags {
 	 * Standby: when another process holds the writer lock, wait until it
 	 * lets go (closes, exits or is killed), then recover and continue the
 	 * log as its writer (takeover). Without it such an open fails -EBUSY.
-	 * The wait has no limit (a signal does not end it); it starts within
-	 * 10 ms of the release. What survives a takeover: every record the
+	 * The wait lasts up to options.lock_wait_ms (0: no limit; a signal
+	 * does not end it); it starts within 10 ms of the release. What survives a takeover: every record the
 	 * old writer acknowledged; records it wrote whose group is whole on
 	 * the medium though never acknowledged (recovery keeps them, so the
 	 * first LSN the new writer hands out may lie beyond the old writer's
@@ -155,7 +155,9 @@ struct pmwal_options {
 	 * crash, media damage to the last W acked groups (not one) reads as
 	 * a torn tail, not corruption (wal/format.c, RECOVERY DECISION TABLE). */
 	uint32_t groups_in_flight;
-	uint32_t reserved32; /* must be zero */
+	/* With PMWAL_OPEN_WAIT_LOCK: give up after this many milliseconds
+	 * with -EBUSY (0: wait without limit). Must be 0 without it. */
+	uint32_t lock_wait_ms;
 	/* Where pmwal_open() writes a message if it fails (may be NULL). */
 	char *errmsg_buf;
 	size_t errmsg_len;

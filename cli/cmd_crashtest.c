@@ -2046,9 +2046,14 @@ static void tk_writer(struct ct *ct, struct tk_shared *tk, int fd, uint32_t gen,
 	o.commit_policy = PMWAL_COMMIT_DURABLE;
 	o.errmsg_buf = err;
 	o.errmsg_len = sizeof(err);
-	while ((rc = pmwal_open(&o, &w)) == -EBUSY && (flags & PMWAL_OPEN_BREAK_LOCK)) {
+	while ((rc = pmwal_open(&o, &w)) == -EBUSY && (flags & PMWAL_OPEN_BREAK_LOCK) &&
+	       strstr(err, "in the middle of a write")) {
 		put_msg(fd, MSG_BUSY, 0); /* a stopped writer mid-write: it is continued */
 		usleep(2000);
+	}
+	if (rc == -EBUSY && (flags & PMWAL_OPEN_BREAK_LOCK)) {
+		put_msg(fd, MSG_FAILED, EBUSY); /* another breaker was first */
+		_exit(0);
 	}
 	if (rc) {
 		fprintf(stderr, "crashtest: takeover writer %u: open: %s\n", gen, err);
@@ -2258,8 +2263,10 @@ static void tk_drain(struct ct *ct, struct tk_proc *p, uint16_t *acked, uint64_t
 	p->fd = -1;
 }
 
-/* The OPENED message of a new writer: the LSN it continues at. */
-static bool tk_opened(struct ct *ct, struct tk_proc *p, uint64_t acked_max, pid_t stopped)
+/* The OPENED message of a new writer: the LSN it continues at. With
+ * @refused, a breaker's -EBUSY (another was first) sets it instead. */
+static bool tk_opened(struct ct *ct, struct tk_proc *p, uint64_t acked_max, pid_t stopped,
+		      bool *refused)
 {
 	struct msg x;
 	uint64_t t0 = mono_ns();
@@ -2272,6 +2279,10 @@ static bool tk_opened(struct ct *ct, struct tk_proc *p, uint64_t acked_max, pid_
 			if (stopped > 0)
 				kill(stopped, SIGCONT); /* it was stopped mid-write */
 			continue;
+		}
+		if (x.type == MSG_FAILED && x.value == EBUSY && refused) {
+			*refused = true;
+			return false;
 		}
 		if (x.type != MSG_OPENED) {
 			fail(ct, C_harness_errors, "writer of round %u did not open: %s", p->gen,
@@ -2357,7 +2368,7 @@ static void run_takeover(struct ct *ct)
 	struct tk_proc cur = {0}, next = {0};
 	uint32_t gen = 1;
 
-	if (!tk_spawn_writer(ct, tk, &cur, gen, 0) || !tk_opened(ct, &cur, 0, 0))
+	if (!tk_spawn_writer(ct, tk, &cur, gen, 0) || !tk_opened(ct, &cur, 0, 0, NULL))
 		goto stop;
 	for (uint64_t k = 0; k < rounds; k++) {
 		if (ct->o->seconds && now_s() - ct->t0 > (double)ct->o->seconds)
@@ -2376,16 +2387,72 @@ static void run_takeover(struct ct *ct)
 			waitpid(cur.pid, NULL, 0);
 			fig(ct, F_kills, 1);
 			tk_drain(ct, &cur, acked, &acked_max, NULL);
-			if (!tk_opened(ct, &next, acked_max, 0))
+			if (!tk_opened(ct, &next, acked_max, 0, NULL))
 				break;
 		} else {
-			/* The writer stops; another breaks its lock; it resumes fenced. */
+			/* The writer stops; two others break its lock at once: one
+			 * takes the log, the other is refused; the writer resumes
+			 * fenced. */
+			struct tk_proc rival = {0};
+			bool lost[2] = {false, false};
+
 			usleep(2000 + (useconds_t)rnd_below(&rs, 40000));
 			kill(cur.pid, SIGSTOP);
 			fig(ct, F_fence_rounds, 1);
 			if (!tk_spawn_writer(ct, tk, &next, gen, PMWAL_OPEN_BREAK_LOCK))
 				break;
-			bool ok = tk_opened(ct, &next, 0, cur.pid);
+			uint32_t rgen = gen = gen % 0x7fff + 1;
+
+			if (!tk_spawn_writer(ct, tk, &rival, rgen, PMWAL_OPEN_BREAK_LOCK))
+				break;
+			bool ok = tk_opened(ct, &next, 0, cur.pid, &lost[0]);
+			bool rok = tk_opened(ct, &rival, 0, cur.pid, &lost[1]);
+
+			if (ok && rok) {
+				/* Legitimate only one after the other: the old writer,
+				 * continued (it was stopped mid-write) and fenced, exited
+				 * and let go of its lock, which the slower breaker then
+				 * took, fencing the faster one, which must stop. */
+				pid_t gone = 0;
+				int fenced2 = 0;
+
+				for (uint64_t t0 = mono_ns(); !gone && mono_ns() - t0 < 10000000000ull;) {
+					kill(cur.pid, SIGCONT);
+					if (waitpid(next.pid, NULL, WNOHANG) == next.pid)
+						gone = next.pid;
+					else if (waitpid(rival.pid, NULL, WNOHANG) == rival.pid)
+						gone = rival.pid;
+					else
+						usleep(1000);
+				}
+				if (gone == next.pid) { /* the rival goes on */
+					struct tk_proc t = next;
+
+					next = rival;
+					rival = t;
+				}
+				if (gone)
+					tk_drain(ct, &rival, acked, &acked_max, &fenced2);
+				if (!gone || !fenced2)
+					fail(ct, C_fencing_violations,
+					     "two breakers (rounds %u and %u) both took the log and "
+					     "neither was fenced", next.gen, rival.gen);
+				rok = false;
+			}
+			if (!ok && !rok && lost[0] && lost[1])
+				fail(ct, C_harness_errors, "both breakers were refused");
+			if (rok && !ok) { /* the rival won: it goes on as the writer */
+				struct tk_proc t = next;
+
+				next = rival;
+				rival = t;
+				ok = true;
+			}
+			/* The loser exits at once; whatever it says is drained. */
+			if (rival.fd >= 0) {
+				waitpid(rival.pid, NULL, 0);
+				tk_drain(ct, &rival, acked, &acked_max, NULL);
+			}
 
 			kill(cur.pid, SIGCONT);
 			int st = 0;

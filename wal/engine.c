@@ -466,8 +466,7 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	int rc = 0;
 
 	if (writer && w->sb.epoch < WAL_EPOCH_MAX)
-		rc = wal_status_claim(w, w->sb.epoch + 1,
-				      w->lock_broken,
+		rc = wal_status_claim(w, w->sb.epoch + 1, w->lock_broken ? w->broken_from : 0,
 				      err, errlen);
 	/* Claimed (a lock taken after waiting, or broken and drained): what
 	 * the last writer made durable is read now, not as the device was
@@ -481,6 +480,18 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 		rc = wal_read_sb(w->dev, &w->sb, err, errlen); /* as that writer left it */
 		if (rc)
 			return rc;
+		if (w->sb.epoch >= w->own_epoch) {
+			/* Another open claimed and recovered the log since our
+			 * first look: with a page, it owns the log now. */
+			if (w->st) {
+				snprintf(err, errlen,
+					 "%s: another writer opened the log while this open "
+					 "claimed it; nothing was written, open it again",
+					 w->target);
+				return PMWAL_EFENCED;
+			}
+			w->own_epoch = w->sb.epoch + 1;
+		}
 	}
 	rc = wal_recover_scan(w->dev, &w->sb, salvage, &w->report, &tail);
 
@@ -522,11 +533,20 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 			 w->target, sb.epoch);
 		return PMWAL_EFULL;
 	}
-	sb.epoch++;
+	sb.epoch = w->own_epoch; /* claimed: above the superblock's, and any claim's */
 	sb.end_seq = tail.next_seq;
 	sb.end_lsn = tail.next_lsn + (PMWAL_BUG(NOT_IDEMPOTENT) ? 1 : 0);
 	sb.flags &= ~WAL_SB_CLOSED;
+	rc = wal_status_begin_write(w);
+	if (rc == PMWAL_EFENCED) {
+		snprintf(err, errlen,
+			 "%s: another writer opened the log while this open recovered it; "
+			 "nothing was written, open it again",
+			 w->target);
+		return rc;
+	}
 	rc = write_sb(w, &sb);
+	wal_status_end_write(w);
 	if (rc) {
 		snprintf(err, errlen,
 			 "%s: writing the superblock after recovery (%s): %s", w->target,
@@ -546,7 +566,7 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 }
 
 static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
-		       const int lock_fd[WAL_LOCK_FDS], bool broke, struct pmwal **out)
+		       const int lock_fd[WAL_LOCK_FDS], long broken_from, struct pmwal **out)
 {
 	char err[512] = "";
 	struct pmwal *w = calloc(1, sizeof(*w));
@@ -562,7 +582,8 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 	}
 	w->dev = dev;
 	memcpy(w->lock_fd, lock_fd, sizeof(w->lock_fd));
-	w->lock_broken = broke;
+	w->lock_broken = broken_from != 0;
+	w->broken_from = broken_from;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_mutex_init(&w->lock_mu, NULL);
 	pthread_rwlockattr_t rwa;
@@ -648,7 +669,7 @@ int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pm
 	_Static_assert(WAL_LOCK_FDS == 8, "one -1 for each lock descriptor");
 	static const int none[WAL_LOCK_FDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
 
-	return open_locked(opt, dev, none, false, out);
+	return open_locked(opt, dev, none, 0, out);
 }
 
 int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
@@ -699,7 +720,7 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	}
 	/* Before the first write (format, recovery's epoch): one writer only. */
 	int lock_fd[WAL_LOCK_FDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
-	bool broke = false;
+	long broken_from = 0;
 
 	if (!(opt->flags & PMWAL_OPEN_READONLY) && !PMWAL_BUG(NO_WRITER_LOCK)) {
 		int dev_fd = dev->ops->file_fd ? dev->ops->file_fd(dev) : -1;
@@ -726,8 +747,11 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 			rc = wal_lock_writer(opt->target, dev_fd, lock_fd, err, sizeof(err));
 		}
 		if (rc == -EBUSY && (opt->flags & PMWAL_OPEN_BREAK_LOCK)) {
-			rc = 0; /* fenced instead: recover() claims the log */
-			broke = true;
+			/* Fenced instead: recover() claims the log from the
+			 * holder, which the status page must name. */
+			if (pmwal_writer_pid(opt->target, &broken_from) || broken_from == 0)
+				broken_from = -1;
+			rc = 0;
 		}
 		if (rc) {
 			dev->ops->close(dev);
@@ -735,7 +759,7 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 			return rc;
 		}
 	}
-	return open_locked(opt, dev, lock_fd, broke, out);
+	return open_locked(opt, dev, lock_fd, broken_from, out);
 }
 
 /*

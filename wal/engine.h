@@ -104,6 +104,8 @@ struct pmwal {
 	struct wal_dev *dev;
 	int lock_fd[WAL_LOCK_FDS]; /* the writer lock (lock.c), -1 if none */
 	bool lock_broken;	   /* opened with the lock held by another (BREAK_LOCK) */
+	long broken_from;	   /* ... by this pid (-1: unknown) */
+	uint32_t own_epoch;	   /* the epoch this writer claimed (status.c) */
 	pthread_mutex_t lock_mu;   /* wal_retake_lock */
 	uint64_t lock_tried_ms;
 	struct wal_sb sb; /* as last written; head fields under mu */
@@ -172,6 +174,7 @@ struct pmwal {
 	uint32_t st_retired_n;
 	bool st_waitable; /* mapped writable: may count itself a waiter */
 	uint32_t st_dead_pid; /* a writer found dead: its page is not trusted */
+	char st_err[160];     /* why there is no page, for messages */
 	unsigned long st_ino;
 	char st_path[320];
 	pthread_mutex_t err_mu; /* errmsg: set and read from any thread */
@@ -206,7 +209,7 @@ void wal_direct_free(struct pmwal *w);
 /* status.c: the status page shared by a log's processes on one host. */
 struct wal_status_page;
 struct wal_status_snap {
-	uint32_t fence, epoch, pid;
+	uint32_t epoch, pid;
 	bool open; /* a writer has the log open */
 	bool live; /* ... and is not known to have died (st_dead_pid) */
 	uint64_t durable_seq, durable_lsn, head_seq, head_lsn;
@@ -215,9 +218,13 @@ int wal_status_path(const char *target, uint64_t log_id, char *buf, size_t len);
 /* Maps the page of w->sb.log_id (a writer creates it): 0 or -errno. */
 int wal_status_attach(struct pmwal *w, bool writer);
 void wal_status_detach(struct pmwal *w, bool unlink_it);
-/* Open: fence = @epoch; with @broke (the lock was broken), waits for the
- * old writer's writes to end: 0, or -EBUSY with @err saying why not. */
-int wal_status_claim(struct pmwal *w, uint32_t epoch, bool broke, char *err, size_t errlen);
+/*
+ * Open for writing: claims the log on the page, with the next epoch at or
+ * above @want (w->own_epoch gets it), once the last owner's writes ended.
+ * @holder: 0, or the pid of the lock holder being broken (-1: unknown),
+ * which the page must name. 0, or -EBUSY / PMWAL_EFULL with @err saying why.
+ */
+int wal_status_claim(struct pmwal *w, uint32_t want, long holder, char *err, size_t errlen);
 /* Around every write of the log: 0, or PMWAL_EFENCED (write nothing). */
 int wal_status_begin_write(struct pmwal *w);
 void wal_status_end_write(struct pmwal *w);

@@ -110,14 +110,16 @@ enum pmwal_open_flags {
 	/*
 	 * An operator's decision: open for writing although another process
 	 * holds the writer lock, because that process is hung or stopped and
-	 * will not let go. The holder is fenced: it writes no group after this
-	 * open claims the log and acknowledges none, failing with
-	 * PMWAL_EFENCED (a check before each group's write and, atomically
-	 * with its publication, before each acknowledgement: docs/followers.md
-	 * says what the one window left is). Same host only: the fence lives in
-	 * the status page. While the old holder lives it still holds the lock,
-	 * so a third opener is refused; once it exits, nothing locks the log
-	 * until this handle is closed and opened again.
+	 * will not let go. The holder is fenced: it begins no write after this
+	 * open claims the log and acknowledges nothing, failing with
+	 * PMWAL_EFENCED; a write it began before the claim is waited for, and
+	 * if it is stopped in the middle of one the open fails -EBUSY saying so
+	 * (continue or kill it, then open again). Refused -EBUSY too where the
+	 * log's status page does not name the holder (no page, another
+	 * PMWAL_STATUS_DIR or path, another breaker first): the fence would
+	 * hold nobody. Same host only (docs/followers.md). While the old holder
+	 * lives it keeps the lock, so a third opener is refused; once it exits,
+	 * this handle takes the lock at its next group write.
 	 */
 	PMWAL_OPEN_BREAK_LOCK = 1u << 8,
 };

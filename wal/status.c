@@ -12,17 +12,22 @@
  * follower hears of a group within a wake-up. The writer makes the futex
  * call only when a follower sleeps (the waiters count).
  *
- * The page is also the fence: an open for writing claims the log by storing
- * its epoch there (fence) before recovery reads anything, and a writer
- * checks the fence before each group's write and, under the page's update
- * lock, before publishing the group durable. A writer whose epoch is no
- * longer the fence was taken over (PMWAL_OPEN_BREAK_LOCK): it fails stop
- * with PMWAL_EFENCED and never acknowledges again.
+ * The page is also the fence. Its word `own` holds the epoch of the writer
+ * that owns the log and the count of that writer's writes under way. An
+ * open for writing claims the log there, with an epoch above any before,
+ * before recovery reads anything, and only while no write of the last owner
+ * is under way (it waits for them, or refuses to take a log from a writer
+ * stopped in the middle of one); a writer begins each write (a group, a
+ * superblock) by checking that the epoch is still its own and counting the
+ * write, in one compare-and-swap, and publishes each group durable only
+ * while it is. A writer taken over (PMWAL_OPEN_BREAK_LOCK) thus writes
+ * nothing after the claim and acknowledges nothing: PMWAL_EFENCED.
  *
- * Updates are a seqlock: gen is odd while one process updates; readers retry
- * while it is odd or changed under them. Every field is accessed atomically.
- * A process that dies mid-update leaves gen odd: the next updater waits
- * WAL_STATUS_STUCK_MS and then takes it over.
+ * The other fields are a seqlock: gen is odd while one process updates them
+ * (a publication, a claim); readers retry while it is odd or changed under
+ * them. Every field is accessed atomically. A process that dies or stops
+ * mid-update leaves gen odd: the next updater waits WAL_STATUS_STUCK_MS and
+ * then takes it over. Nothing of the fence depends on gen.
  *
  * Nothing here is durable and nothing here is trusted for correctness of
  * what is read: followers still check every block they read (format.c).
@@ -50,7 +55,7 @@
 #include "xxh.h"
 
 #define WAL_STATUS_MAGIC    0x3154534c41574d50ull /* "PMWALST1" */
-#define WAL_STATUS_VERSION  1u
+#define WAL_STATUS_VERSION  2u
 #define WAL_STATUS_BYTES    4096u
 #define WAL_STATUS_STUCK_MS 100 /* gen odd this long: its updater died */
 #define WAL_STATUS_DRAIN_MS 5000 /* a broken writer's write may take this long */
@@ -62,7 +67,7 @@ struct wal_status_page {
 	uint32_t version;
 	uint32_t gen;	      /* seqlock: odd while updated */
 	uint64_t log_id;
-	uint32_t fence;	      /* epoch of the writer that owns the log */
+	uint32_t unused;
 	uint32_t epoch;	      /* superblock epoch the durable end is valid under */
 	uint32_t pid;	      /* the writer's pid (0: none open) */
 	uint32_t flags;	      /* WAL_STATUS_OPEN */
@@ -72,7 +77,10 @@ struct wal_status_page {
 	uint64_t head_lsn;
 	uint32_t wake;	      /* futex word: +1 per publication */
 	uint32_t waiters;     /* followers asleep on wake */
-	uint32_t writing;     /* the fence's holder's writes begun, not ended */
+	uint32_t pad;
+	/* The fence: the epoch of the writer that owns the log (high half) and
+	 * the count of its writes begun and not ended (low half). */
+	uint64_t own;
 };
 _Static_assert(sizeof(struct wal_status_page) <= WAL_STATUS_BYTES, "one page");
 
@@ -191,21 +199,25 @@ static struct wal_status_page *map_page(int fd, uint64_t log_id, bool rw, bool i
 	return p;
 }
 
-int wal_status_attach(struct pmwal *w, bool writer)
+static int attach(struct pmwal *w, bool writer)
 {
 	char path[sizeof(w->st_path)];
 	struct stat st;
 	int fd, rc;
-
 	struct pmwal_target t;
 
 	if (w->st)
 		return 0;
-	if (pmwal_target_parse(w->target, &t) || t.kind == PMWAL_TARGET_SIM)
+	if (pmwal_target_parse(w->target, &t) || t.kind == PMWAL_TARGET_SIM) {
+		snprintf(w->st_err, sizeof(w->st_err), "a simulated medium has none");
 		return -ENOENT; /* simulated media live in one process */
+	}
 	rc = wal_status_path(w->target, w->sb.log_id, path, sizeof(path));
-	if (rc)
+	if (rc) {
+		snprintf(w->st_err, sizeof(w->st_err), "naming it: %s", strerror(-rc));
 		return rc;
+	}
+	snprintf(w->st_path, sizeof(w->st_path), "%s", path);
 	if (writer) {
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	} else {
@@ -215,8 +227,11 @@ int wal_status_attach(struct pmwal *w, bool writer)
 		if (fd < 0 && (errno == EACCES || errno == EROFS))
 			fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	}
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(w->st_err, sizeof(w->st_err), "%s: %s", path, strerror(errno));
+		return rc;
+	}
 	/* Trusted only from this user (a writer), or from the log's owner, this
 	 * user or root (a follower, who may be another user than its writer). */
 	struct stat lst;
@@ -227,6 +242,8 @@ int wal_status_attach(struct pmwal *w, bool writer)
 					    t.kind == PMWAL_TARGET_PMR || stat(t.path, &lst) ||
 					    lst.st_uid != st.st_uid))))) {
 		close(fd);
+		snprintf(w->st_err, sizeof(w->st_err), "%s: owned by uid %u, not trusted", path,
+			 (unsigned)st.st_uid);
 		return -EPERM;
 	}
 	int acc = fcntl(fd, F_GETFL) & O_ACCMODE;
@@ -236,13 +253,22 @@ int wal_status_attach(struct pmwal *w, bool writer)
 	if (p && fstat(fd, &st))
 		st.st_ino = 0;
 	close(fd);
-	if (rc)
+	if (rc) {
+		snprintf(w->st_err, sizeof(w->st_err), "%s: %s", path,
+			 rc == -EINVAL ? "not a status page (links, size or type)"
+				       : strerror(-rc));
 		return rc;
+	}
 	w->st_ino = st.st_ino;
 	w->st_waitable = acc == O_RDWR;
-	snprintf(w->st_path, sizeof(w->st_path), "%s", path);
+	w->st_err[0] = 0;
 	__atomic_store_n(&w->st, p, __ATOMIC_RELEASE);
 	return 0;
+}
+
+int wal_status_attach(struct pmwal *w, bool writer)
+{
+	return attach(w, writer);
 }
 
 int wal_status_reattach(struct pmwal *w)
@@ -349,34 +375,83 @@ static bool pid_stopped(uint32_t pid)
 	return stopped;
 }
 
-int wal_status_claim(struct pmwal *w, uint32_t epoch, bool broke, char *err, size_t errlen)
+#define OWN_EPOCH(v)  ((uint32_t)((v) >> 32))
+#define OWN_WRITES(v) ((uint32_t)(v))
+
+int wal_status_claim(struct pmwal *w, uint32_t want, long holder, char *err, size_t errlen)
 {
 	struct wal_status_page *p = w->st;
+	uint32_t me = (uint32_t)getpid();
+	bool broke = holder != 0;
 
-	if (!p)
-		return 0;
+	w->own_epoch = want;
+	if (!p) {
+		if (!broke)
+			return 0;
+		snprintf(err, errlen,
+			 "%s: cannot break the writer lock: there is no status page to fence "
+			 "its holder with (%s); nothing was changed",
+			 w->target, w->st_err[0] ? w->st_err : "none");
+		return -EBUSY;
+	}
 	uint32_t g = gen_lock(p);
 	uint32_t old_pid = LD(p->pid);
 
-	ST(p->fence, epoch);
-	ST(p->pid, (uint32_t)getpid());
-	ST(p->flags, LD(p->flags) | WAL_STATUS_OPEN);
-	gen_unlock(p, g);
-	wake_followers(p);
 	/*
-	 * A writer that held the lock is gone (the lock says so) and its
-	 * writes with it: what it counted is void. A writer whose lock was
-	 * broken still lives: a write it began before the claim must end
-	 * before recovery reads the log, or it could land on what this writer
-	 * writes next.
+	 * Breaking: only the holder this page names is fenced by it. A page
+	 * of another writer (another PMWAL_STATUS_DIR, another path to the
+	 * log, a page removed and made anew) would fence nobody.
 	 */
-	if (!broke || old_pid == (uint32_t)getpid() || !pid_alive(old_pid)) {
-		__atomic_store_n(&p->writing, 0, __ATOMIC_RELEASE);
-		return 0;
-	}
-	uint64_t t0 = now_ms(), stopped_since = 0;
+	if (broke && (holder < 0 || old_pid != (uint32_t)holder || !pid_alive(old_pid))) {
+		gen_unlock(p, g);
+		char holder_s[48], page_s[48];
 
-	while (__atomic_load_n(&p->writing, __ATOMIC_ACQUIRE) && pid_alive(old_pid)) {
+		snprintf(holder_s, sizeof(holder_s), holder < 0 ? "a process this pmwal cannot name" : "pid %ld", holder);
+		snprintf(page_s, sizeof(page_s), old_pid ? "pid %u" : "no writer", old_pid);
+		if (old_pid && old_pid != (uint32_t)holder && pid_alive(old_pid))
+			snprintf(err, errlen,
+				 "%s: cannot break the writer lock of %s: pid %u took the log "
+				 "over already (its status page %s); nothing was changed",
+				 w->target, holder_s, old_pid, w->st_path);
+		else
+			snprintf(err, errlen,
+				 "%s: cannot break the writer lock of %s: its status page %s names "
+				 "%s, so breaking the lock would fence nobody (the holder uses "
+				 "another PMWAL_STATUS_DIR or another path to the log, or its page "
+				 "was removed); nothing was changed",
+				 w->target, holder_s, w->st_path, page_s);
+		return -EBUSY;
+	}
+	/*
+	 * Take the log: the next epoch above any claimed before (a breaker's
+	 * claim may be above the superblock's), once no write of the last
+	 * owner's is under way, in one compare-and-swap with the count of
+	 * writes (wal_status_begin_write increments it by the same), so that
+	 * a write is either begun before the claim and waited for, or not
+	 * begun at all. The last owner dead: its writes are done (a lock
+	 * holder's, by the lock; see docs/followers.md for a breaker's).
+	 */
+	uint64_t t0 = now_ms(), stopped_since = 0;
+	bool alive = old_pid && old_pid != me && pid_alive(old_pid);
+
+	for (;;) {
+		uint64_t v = __atomic_load_n(&p->own, __ATOMIC_ACQUIRE);
+		uint32_t e = want > OWN_EPOCH(v) ? want : OWN_EPOCH(v) + 1;
+
+		if (!OWN_WRITES(v) || !alive) {
+			if (e > WAL_EPOCH_MAX) {
+				gen_unlock(p, g);
+				snprintf(err, errlen, "%s: the log's epoch is at its maximum",
+					 w->target);
+				return PMWAL_EFULL;
+			}
+			if (__atomic_compare_exchange_n(&p->own, &v, (uint64_t)e << 32, false,
+							__ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+				w->own_epoch = e;
+				break;
+			}
+			continue;
+		}
 		/* Stopped, it will not end its write until continued: say so
 		 * soon, rather than wait as for a slow device. */
 		bool stopped = pid_stopped(old_pid);
@@ -387,29 +462,33 @@ int wal_status_claim(struct pmwal *w, uint32_t epoch, bool broke, char *err, siz
 			stopped_since = now_ms();
 		if ((stopped && now_ms() - stopped_since > WAL_STATUS_STOPPED_MS) ||
 		    now_ms() - t0 > WAL_STATUS_DRAIN_MS) {
+			gen_unlock(p, g);
 			snprintf(err, errlen,
-				 "%s: the writer whose lock is being broken, pid %u, is %s in "
-				 "the middle of a write to the log; taking over now could let "
-				 "that write land on the new writer's records. %s, then open "
-				 "again",
+				 "%s: the log's writer, pid %u, is %s in the middle of a write "
+				 "to it; taking over now could let that write land on the new "
+				 "writer's records. %s, then open again",
 				 w->target, old_pid, stopped ? "stopped (SIGSTOP)" : "stuck",
 				 stopped ? "Continue it (kill -CONT) or kill it"
 					 : "Kill it, or wait for its device");
 			return -EBUSY;
 		}
+		alive = pid_alive(old_pid);
 		usleep(1000);
 	}
-	if (!pid_alive(old_pid))
-		__atomic_store_n(&p->writing, 0, __ATOMIC_RELEASE);
+	ST(p->pid, me);
+	ST(p->flags, LD(p->flags) | WAL_STATUS_OPEN);
+	gen_unlock(p, g);
+	wake_followers(p);
 	return 0;
 }
 
 /*
- * Every write of the log (a group, a superblock) happens between these two:
- * begun under the update lock, with the fence checked there, so that a
- * writer taken over either began its write before the claim (the claimer
- * waits for it to end: wal_status_claim) or never begins one. A writer
- * stopped between its check and its write is thus seen, not raced.
+ * Every write of the log (a group, a superblock) happens between these two.
+ * Beginning one checks that the log is still this writer's and counts the
+ * write in the same compare-and-swap; a claim swaps the epoch only while no
+ * write is counted. So a writer taken over either began its write before
+ * the claim (and the claimer waited for it to end) or begins none: whether
+ * it is stopped before, inside or after this call.
  */
 int wal_status_begin_write(struct pmwal *w)
 {
@@ -417,28 +496,36 @@ int wal_status_begin_write(struct pmwal *w)
 
 	if (!p || PMWAL_BUG(NO_FENCE))
 		return 0;
-	uint32_t g = gen_lock(p);
-	int rc = LD(p->fence) == w->sb.epoch ? 0 : PMWAL_EFENCED;
+	uint64_t v = __atomic_load_n(&p->own, __ATOMIC_ACQUIRE);
 
-	if (!rc)
-		__atomic_fetch_add(&p->writing, 1, __ATOMIC_RELAXED);
-	gen_unlock(p, g);
-	return rc;
+	do {
+		if (OWN_EPOCH(v) != w->own_epoch)
+			return PMWAL_EFENCED;
+	} while (!__atomic_compare_exchange_n(&p->own, &v, v + 1, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_ACQUIRE));
+	return 0;
 }
 
 void wal_status_end_write(struct pmwal *w)
 {
 	struct wal_status_page *p = w->st;
 
-	if (p && !PMWAL_BUG(NO_FENCE))
-		__atomic_fetch_sub(&p->writing, 1, __ATOMIC_RELEASE);
+	if (!p || PMWAL_BUG(NO_FENCE))
+		return;
+	uint64_t v = __atomic_load_n(&p->own, __ATOMIC_ACQUIRE);
+
+	do {
+		if (OWN_EPOCH(v) != w->own_epoch || !OWN_WRITES(v))
+			return; /* claimed since by one that found us dead: void */
+	} while (!__atomic_compare_exchange_n(&p->own, &v, v - 1, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_ACQUIRE));
 }
 
 bool wal_status_fenced(const struct pmwal *w)
 {
 	if (!w->st || PMWAL_BUG(NO_FENCE))
 		return false;
-	return __atomic_load_n(&w->st->fence, __ATOMIC_ACQUIRE) != w->sb.epoch;
+	return OWN_EPOCH(__atomic_load_n(&w->st->own, __ATOMIC_ACQUIRE)) != w->own_epoch;
 }
 
 int wal_status_publish(struct pmwal *w, uint64_t durable_seq, uint64_t durable_lsn,
@@ -450,7 +537,7 @@ int wal_status_publish(struct pmwal *w, uint64_t durable_seq, uint64_t durable_l
 		return 0;
 	uint32_t g = gen_lock(p);
 
-	if (LD(p->fence) != w->sb.epoch && !PMWAL_BUG(NO_FENCE)) {
+	if (wal_status_fenced(w)) {
 		gen_unlock(p, g);
 		return PMWAL_EFENCED;
 	}
@@ -490,7 +577,6 @@ int wal_status_read(const struct pmwal *w, struct wal_status_snap *s)
 		if (!(g & 1)) {
 			/* Acquire loads: the second look at gen comes after them
 			 * (a fence would do, but ThreadSanitizer cannot see one). */
-			s->fence = LDA(p->fence);
 			s->epoch = LDA(p->epoch);
 			s->pid = LDA(p->pid);
 			s->live = s->pid && s->pid != w->st_dead_pid;

@@ -83,6 +83,8 @@ struct log_spec {
 	uint64_t ramp_ns;
 	uint64_t interval_ns;
 	uint32_t open_flags; /* extra PMWAL_OPEN_* */
+	uint32_t followers;  /* processes following the log (follow.c), 0..16 */
+	bool follower_hold;  /* the log keeps what a follower has yet to read */
 	bool force;
 };
 
@@ -248,6 +250,41 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
 json_t *recovery_run(const char *target, const char *label, uint64_t fill_bytes,
 		     uint32_t record_bytes, bool force, bool *usage, char *err,
 		     size_t errlen);
+
+/* --- follow.c ----------------------------------------------------------- */
+#define BENCH_FOLLOWERS_MAX 16
+struct followers;
+/* Fork @s->followers processes that wait for the log at @s->target to
+ * exist; 0 or -errno with @err. */
+int followers_fork(const struct log_spec *s, struct followers **out, char *err,
+		   size_t errlen);
+/* The log is open for writing and its first record will be @first_lsn: the
+ * followers open it read-only; returns once each follows it (0), or the
+ * first follower's error with @err. */
+int followers_open(struct followers *f, uint64_t first_lsn, char *err, size_t errlen);
+/* Lag counts for deliveries from @start_ns on (the end of the ramp). */
+void followers_window(struct followers *f, uint64_t start_ns);
+/* The writer learned @lsn durable at @ack_ns. Any thread. */
+void followers_ack(struct followers *f, uint64_t lsn, uint64_t ack_ns);
+/* The lowest LSN a follower has yet to read (UINT64_MAX: none follows). */
+uint64_t followers_needed_lsn(struct followers *f);
+/* Whether a follower failed (any thread), or also reaping those that
+ * exited or died (the thread that forked them only). */
+bool followers_failed(struct followers *f);
+bool followers_poll(struct followers *f);
+/* The writer stopped at @end_lsn: wait (bounded) until each follower
+ * delivered it, check what each delivered, and describe it in *@section
+ * (pmwal.log.followers). 0, or the first follower's error with @err. */
+int followers_stop(struct followers *f, uint64_t end_lsn, json_t **section, char *err,
+		   size_t errlen);
+/* The bytes every appender appends (followers check each delivery). */
+const uint8_t *followers_record(const struct followers *f);
+/* Kills and reaps followers still running. Accepts NULL. */
+void followers_free(struct followers *f);
+/* Into @job's pmwal.log.followers: the writer's ops/s alone (@alone), with
+ * the followers, and the ratio. */
+void followers_compare(json_t *job, json_t *alone);
+void followers_print(json_t *job);
 
 /* --- report.c ----------------------------------------------------------- */
 int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t errlen);

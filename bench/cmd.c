@@ -59,6 +59,8 @@ enum {
 	O_QUIET,
 	O_BATCH,
 	O_NOPRIM,
+	O_FOLLOWERS,
+	O_FOLLOWER_HOLD,
 };
 
 static const struct option long_opts[] = {
@@ -93,6 +95,8 @@ static const struct option long_opts[] = {
     {"outstanding", required_argument, NULL, O_OUTSTANDING},
     {"groups-in-flight", required_argument, NULL, O_INFLIGHT},
     {"capacity", required_argument, NULL, O_CAPACITY},
+    {"followers", required_argument, NULL, O_FOLLOWERS},
+    {"follower-hold", no_argument, NULL, O_FOLLOWER_HOLD},
     {"clients", required_argument, NULL, O_CLIENTS},
     {"b", required_argument, NULL, O_CLIENT_B},
     {"json", required_argument, NULL, O_JSON},
@@ -131,6 +135,12 @@ static void usage(FILE *f)
 	    "4096)\n"
 	    "               --groups-in-flight N (flash: group writes at once, 1..4)\n"
 	    "               --no-uring (pwritev2) --fdatasync (flush, not FUA)\n"
+	    "               --followers N (0..16): the writer alone, then with N\n"
+	    "               processes following the log read-only; their lag\n"
+	    "               (ack to delivery) and the writer's with/alone ratio;\n"
+	    "               the writer releases as alone, a follower behind a\n"
+	    "               release resumes at the head (counted), unless\n"
+	    "               --follower-hold: the log keeps what they have to read\n"
 	    "               then each durability primitive alone (--no-primitives)\n"
 	    "  recovery     fill a log (--size 1g, --record-size 4k), time pmwal_open\n"
 	    "  primitives   fdatasync / O_DSYNC / RWF_DSYNC / pmem barrier, each alone\n"
@@ -367,6 +377,14 @@ static int parse_log(struct bench_ctx *c, int opt, const char *arg)
 		if (v < (1u << 20))
 			return set_err(c, "capacity", "must be at least 1M");
 		c->log.capacity_bytes = v;
+		return 0;
+	case O_FOLLOWERS:
+		if (parse_uint(arg, 0, BENCH_FOLLOWERS_MAX, &v, msg, sizeof(msg)))
+			return set_err(c, "followers", msg);
+		c->log.followers = (uint32_t)v;
+		return 0;
+	case O_FOLLOWER_HOLD:
+		c->log.follower_hold = true;
 		return 0;
 	default:
 		return 1;
@@ -648,6 +666,19 @@ int cmd_bench(int argc, char **argv)
 			"pmwal bench: unknown mode '%s' (io, log, recovery, primitives, "
 			"dual, compare)\n",
 			c.pos[0]);
+		json_decref(c.root);
+		json_decref(c.targets);
+		return BENCH_EXIT_USAGE;
+	}
+	if (c.log.follower_hold && !c.log.followers) {
+		fprintf(stderr, "pmwal bench: --follower-hold: give --followers N too\n");
+		json_decref(c.root);
+		json_decref(c.targets);
+		return BENCH_EXIT_USAGE;
+	}
+	if (c.log.followers && run != mode_log) {
+		fprintf(stderr,
+			"pmwal bench: --followers: only bench log has followers\n");
 		json_decref(c.root);
 		json_decref(c.targets);
 		return BENCH_EXIT_USAGE;

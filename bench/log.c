@@ -10,6 +10,11 @@
  * A time-based run outlives any log size, so a full log is answered the way
  * a database answers it after a checkpoint: release everything durable
  * (pmwal_release) and go on. Releases are counted in the result.
+ *
+ * With --followers N, N processes follow the log as it is written
+ * (follow.c): each acknowledgement is stamped for them, and a full log is
+ * released only below the slowest follower's position, waiting for it if
+ * need be (counted too): a database keeps the log its replicas still read.
  */
 #include "bench.h"
 
@@ -28,6 +33,9 @@
 /* Buffered policy: appends awaiting durability per thread (bounded). */
 #define LOG_PENDING_MAX	     4096u
 #define LOG_DEFAULT_CAPACITY (UINT64_C(256) << 20)
+/* A follower that reads nothing for this long while the log is full is stuck. */
+#define LOG_FOLLOWER_STALL_NS (UINT64_C(10) * 1000000000)
+#define LOG_FOLLOWER_POLL_NS  50000
 
 struct log_shared {
 	const struct log_spec *spec;
@@ -35,6 +43,9 @@ struct log_shared {
 	pthread_barrier_t start;
 	pthread_mutex_t release_lock;
 	uint64_t releases;
+	struct followers *fol;	   /* NULL: none */
+	uint64_t releases_held;	   /* below the durable end: a follower behind */
+	uint64_t follower_wait_ns; /* full log, appenders waiting for followers */
 	int abort; /* set by any appender on error (atomic) */
 };
 
@@ -80,19 +91,24 @@ void log_jobname(const struct log_spec *s, char *buf, size_t len)
 	if (s->group_window_us)
 		snprintf(buf + strlen(buf), len - strlen(buf), "=%uus",
 			 s->group_window_us);
+	if (s->followers)
+		snprintf(buf + strlen(buf), len - strlen(buf), " fol=%u", s->followers);
 }
 
 json_t *log_options_json(const struct log_spec *s)
 {
-	return json_pack(
-	    "{s:s,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:f,s:f}", "target", s->target, "record_size",
-	    (json_int_t)s->record_bytes, "threads", (json_int_t)s->threads, "commit",
-	    s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
+	json_t *o = json_pack(
+	    "{s:s,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:f,s:f}", "target", s->target,
+	    "record_size", (json_int_t)s->record_bytes, "threads", (json_int_t)s->threads,
+	    "commit", s->commit_policy == PMWAL_COMMIT_BUFFERED ? "buffered" : "durable",
 	    "group_window_us", (json_int_t)s->group_window_us, "outstanding",
-	    (json_int_t)s->outstanding, "groups_in_flight", (json_int_t)s->groups_in_flight,
-	    "capacity",
-	    (json_int_t)s->capacity_bytes, "runtime_s", s->runtime_ns / 1e9, "ramp_s",
-	    s->ramp_ns / 1e9);
+	    (json_int_t)s->outstanding, "groups_in_flight",
+	    (json_int_t)s->groups_in_flight, "capacity", (json_int_t)s->capacity_bytes,
+	    "runtime_s", s->runtime_ns / 1e9, "ramp_s", s->ramp_ns / 1e9);
+
+	if (s->followers)
+		json_object_set_new(o, "followers", json_integer(s->followers));
+	return o;
 }
 
 static void thread_fail(struct log_thread *t, int err, const char *what)
@@ -105,7 +121,61 @@ static void thread_fail(struct log_thread *t, int err, const char *what)
 	__atomic_store_n(&t->sh->abort, 1, __ATOMIC_RELAXED);
 }
 
-/* The log is full: release what is durable, as after a checkpoint. */
+static void thread_fail_msg(struct log_thread *t, int err, const char *msg)
+{
+	if (!t->err) {
+		t->err = err;
+		snprintf(t->errmsg, sizeof(t->errmsg), "%s", msg);
+	}
+	__atomic_store_n(&t->sh->abort, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Lower *@to to the slowest follower's next LSN, waiting until that one has
+ * read at least half of what the log holds, so that each release frees half
+ * of it at least: a release writes a superblock, and releasing a few
+ * records at a time behind a slow follower would cost the writer more than
+ * the followers do. 0; -EINTR: Ctrl-C or a follower failed; -ETIMEDOUT: a
+ * follower read nothing for LOG_FOLLOWER_STALL_NS (a message in @t).
+ */
+static int wait_for_followers(struct log_thread *t, uint64_t *to)
+{
+	struct log_shared *sh = t->sh;
+	struct pmwal_info info;
+	uint64_t t0 = now_ns(), moved_ns = t0, need, seen = 0;
+
+	pmwal_stat(sh->w, &info);
+	uint64_t enough = info.head_lsn + (*to - info.head_lsn + 1) / 2;
+	while ((need = followers_needed_lsn(sh->fol)) < enough) {
+		uint64_t now = now_ns();
+		if (bench_stop || followers_failed(sh->fol)) {
+			__atomic_store_n(&sh->abort, 1, __ATOMIC_RELAXED);
+			return -EINTR;
+		}
+		if (need != seen) {
+			seen = need;
+			moved_ns = now;
+		} else if (now - moved_ns > LOG_FOLLOWER_STALL_NS) {
+			char msg[200];
+			snprintf(msg, sizeof(msg),
+				 "log full at LSN %" PRIu64 " and a follower has read "
+				 "nothing past LSN %" PRIu64 " for %.0f s",
+				 info.next_lsn, need - 1, LOG_FOLLOWER_STALL_NS / 1e9);
+			thread_fail_msg(t, -ETIMEDOUT, msg);
+			return -ETIMEDOUT;
+		}
+		sleep_ns(LOG_FOLLOWER_POLL_NS);
+	}
+	sh->follower_wait_ns += now_ns() - t0;
+	if (need < *to) {
+		sh->releases_held++;
+		*to = need;
+	}
+	return 0;
+}
+
+/* The log is full: release what is durable, as after a checkpoint (and
+ * what every follower has read). */
 static int make_room(struct log_thread *t)
 {
 	struct log_shared *sh = t->sh;
@@ -114,9 +184,11 @@ static int make_room(struct log_thread *t)
 	pthread_mutex_lock(&sh->release_lock);
 	if (sh->spec->commit_policy == PMWAL_COMMIT_BUFFERED)
 		ret = pmwal_sync(sh->w);
-	uint64_t d = pmwal_durable_lsn(sh->w);
-	if (!ret && d)
-		ret = pmwal_release(sh->w, d + 1);
+	uint64_t to = pmwal_durable_lsn(sh->w) + 1;
+	if (!ret && sh->fol && sh->spec->follower_hold)
+		ret = wait_for_followers(t, &to);
+	if (!ret && to > 1)
+		ret = pmwal_release(sh->w, to);
 	sh->releases++;
 	pthread_mutex_unlock(&sh->release_lock);
 	return ret;
@@ -128,6 +200,8 @@ static void drain_durable(struct log_thread *t, uint64_t durable)
 	uint64_t now = now_ns();
 
 	while (t->count && t->pend_lsn[t->head] <= durable) {
+		if (t->sh->fol)
+			followers_ack(t->sh->fol, t->pend_lsn[t->head], now);
 		tstats_record(&t->st, DIR_WRITE, t->sh->spec->record_bytes,
 			      now - t->pend_ns[t->head], now);
 		t->head = (t->head + 1) % LOG_PENDING_MAX;
@@ -166,12 +240,16 @@ static void *appender(void *arg)
 	       now < t->st.end_ns) {
 		uint64_t lsn, t0;
 		int ret = append_one(t, &lsn, &t0);
+		if (t->sh->fol && (ret == -EINTR || ret == -ETIMEDOUT))
+			break; /* waiting for followers: Ctrl-C, one failed, or stuck */
 		if (ret) {
 			thread_fail(t, ret, "append");
 			break;
 		}
 		now = now_ns();
 		if (!buffered) {
+			if (t->sh->fol)
+				followers_ack(t->sh->fol, lsn, now);
 			tstats_record(&t->st, DIR_WRITE, s->record_bytes, now - t0, now);
 			continue;
 		}
@@ -247,6 +325,14 @@ static double tv_s(struct timeval tv)
 	return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
+/* Whether the run goes on: no Ctrl-C, no appender and no follower failed. */
+static bool run_going(struct log_shared *sh)
+{
+	if (sh->fol && followers_poll(sh->fol))
+		__atomic_store_n(&sh->abort, 1, __ATOMIC_RELAXED);
+	return !bench_stop && !__atomic_load_n(&sh->abort, __ATOMIC_RELAXED);
+}
+
 static void run_threads(struct log_shared *sh, struct log_thread *th,
 			struct run_result *r)
 {
@@ -258,15 +344,15 @@ static void run_threads(struct log_shared *sh, struct log_thread *th,
 		pthread_create(&th[i].tid, NULL, appender, &th[i]);
 	pthread_barrier_wait(&sh->start);
 	t0 = now_ns();
+	if (sh->fol)
+		followers_window(sh->fol, t0 + s->ramp_ns);
 	progress_begin("log", s->ramp_ns + s->runtime_ns);
-	while (!bench_stop && !__atomic_load_n(&sh->abort, __ATOMIC_RELAXED) &&
-	       now_ns() - t0 < s->ramp_ns) {
+	while (run_going(sh) && now_ns() - t0 < s->ramp_ns) {
 		progress_update(now_ns() - t0);
 		sleep_ns(20000000);
 	}
 	getrusage(RUSAGE_SELF, &ru0);
-	while (!bench_stop && !__atomic_load_n(&sh->abort, __ATOMIC_RELAXED) &&
-	       now_ns() - t0 < s->ramp_ns + s->runtime_ns) {
+	while (run_going(sh) && now_ns() - t0 < s->ramp_ns + s->runtime_ns) {
 		progress_update(now_ns() - t0);
 		sleep_ns(50000000);
 	}
@@ -299,6 +385,60 @@ static int threads_init(struct log_shared *sh, struct log_thread *th)
 			uint64_t v = rng_next(&rng);
 			memcpy(th[i].rec + k, &v, 8);
 		}
+		/* Followers check each record's bytes: one record for all. */
+		if (sh->fol)
+			memcpy(th[i].rec, followers_record(sh->fol), s->record_bytes);
+	}
+	return 0;
+}
+
+/* The followers open the log and follow it from its first record. */
+static int followers_attach(struct log_shared *sh, struct run_result *r)
+{
+	struct pmwal_info info;
+
+	pmwal_stat(sh->w, &info);
+	return followers_open(sh->fol, info.head_lsn, r->errmsg, sizeof(r->errmsg));
+}
+
+/* The writer stopped: the followers deliver the rest, and what each
+ * delivered is checked; pmwal.log.followers describes it. */
+static void followers_finish(struct log_shared *sh, struct run_result *r, json_t *section)
+{
+	json_t *fs = NULL;
+	char msg[sizeof(r->errmsg)];
+	int ret =
+	    followers_stop(sh->fol, pmwal_durable_lsn(sh->w), &fs, msg, sizeof(msg));
+
+	if (ret && !r->err) {
+		r->err = ret;
+		snprintf(r->errmsg, sizeof(r->errmsg), "%s", msg);
+	}
+	json_object_set_new(fs, "releases_held_back",
+			    json_integer((json_int_t)sh->releases_held));
+	json_object_set_new(fs, "writer_wait_s", json_real(sh->follower_wait_ns / 1e9));
+	json_object_set_new(section, "followers", fs);
+}
+
+static int log_spec_check(const struct log_spec *s, struct run_result *r)
+{
+	if (!s->threads || s->threads > LOG_THREADS_MAX || !s->record_bytes) {
+		snprintf(r->errmsg, sizeof(r->errmsg),
+			 "--threads must be in 1..%u and "
+			 "--record-size above 0",
+			 LOG_THREADS_MAX);
+		return PMWAL_BENCH_EUSAGE;
+	}
+	if (s->outstanding && s->commit_policy != PMWAL_COMMIT_BUFFERED) {
+		snprintf(r->errmsg, sizeof(r->errmsg),
+			 "--outstanding bounds appends awaiting durability: it needs "
+			 "--commit buffered (a durable append waits for itself)");
+		return PMWAL_BENCH_EUSAGE;
+	}
+	if (s->followers > BENCH_FOLLOWERS_MAX) {
+		snprintf(r->errmsg, sizeof(r->errmsg), "--followers must be in 0..%u",
+			 BENCH_FOLLOWERS_MAX);
+		return PMWAL_BENCH_EUSAGE;
 	}
 	return 0;
 }
@@ -308,33 +448,31 @@ struct run_result *log_run(const struct log_spec *s, json_t **extra)
 	struct run_result *r = result_new();
 	struct log_shared sh = {.spec = s};
 	struct log_thread *th = NULL;
+	int ret;
 
 	*extra = NULL;
 	if (!r)
 		return NULL;
-	if (!s->threads || s->threads > LOG_THREADS_MAX || !s->record_bytes) {
-		snprintf(r->errmsg, sizeof(r->errmsg),
-			 "--threads must be in 1..%u and "
-			 "--record-size above 0",
-			 LOG_THREADS_MAX);
-		r->err = PMWAL_BENCH_EUSAGE;
+	r->err = log_spec_check(s, r);
+	if (r->err)
 		return r;
+	/* Before the log opens: the followers inherit no handle of it. */
+	if (s->followers) {
+		r->err = followers_fork(s, &sh.fol, r->errmsg, sizeof(r->errmsg));
+		if (r->err)
+			return r;
 	}
-	if (s->outstanding && s->commit_policy != PMWAL_COMMIT_BUFFERED) {
-		snprintf(r->errmsg, sizeof(r->errmsg),
-			 "--outstanding bounds appends awaiting durability: it needs "
-			 "--commit buffered (a durable append waits for itself)");
-		r->err = PMWAL_BENCH_EUSAGE;
-		return r;
-	}
-	int ret = open_log(s, &sh.w, r->errmsg, sizeof(r->errmsg));
+	ret = open_log(s, &sh.w, r->errmsg, sizeof(r->errmsg));
 	if (ret) {
 		r->err = ret;
+		followers_free(sh.fol);
 		return r;
 	}
 	th = calloc(s->threads, sizeof(*th));
 	pthread_mutex_init(&sh.release_lock, NULL);
 	pthread_barrier_init(&sh.start, NULL, s->threads + 1);
+	if (sh.fol && (r->err = followers_attach(&sh, r)))
+		goto out;
 	if (!th || threads_init(&sh, th)) {
 		r->err = -ENOMEM;
 		snprintf(r->errmsg, sizeof(r->errmsg), "out of memory");
@@ -355,7 +493,10 @@ struct run_result *log_run(const struct log_spec *s, json_t **extra)
 			 info.durability);
 	}
 	*extra = log_section(s, sh.w, r, sh.releases);
+	if (sh.fol)
+		followers_finish(&sh, r, *extra);
 out:
+	followers_free(sh.fol);
 	for (uint32_t i = 0; th && i < s->threads; i++) {
 		free(th[i].rec);
 		tstats_free(&th[i].st);

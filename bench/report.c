@@ -560,6 +560,28 @@ static void compare_section(FILE *f, json_t **roots, int n)
 	}
 }
 
+/* bench log --followers: the writer's ratio and the lag, after the log line. */
+static void followers_item(FILE *f, json_t *fl)
+{
+	json_t *lag = json_object_get(fl, "lag_us");
+
+	if (!fl)
+		return;
+	if (!json_is_true(json_object_get(fl, "verified"))) {
+		fputs("; followers FAILED", f);
+		return;
+	}
+	fprintf(f,
+		"; %" JSON_INTEGER_FORMAT " followers: writer x%.3f of alone, lag "
+		"p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us",
+		json_integer_value(json_object_get(fl, "count")),
+		json_real_value(json_object_get(fl, "ratio")),
+		json_real_value(json_object_get(lag, "p50")),
+		json_real_value(json_object_get(lag, "p99")),
+		json_real_value(json_object_get(lag, "p99.9")),
+		json_real_value(json_object_get(lag, "max")));
+}
+
 static void extras_section(FILE *f, struct jobs *J)
 {
 	fputs("<h2>Log, recovery and cross-checks</h2>\n<ul>\n", f);
@@ -582,6 +604,7 @@ static void extras_section(FILE *f, struct jobs *J)
 			    json_real_value(json_object_get(lg, "bytes_per_s")) / 1048576,
 			    json_real_value(json_object_get(lg, "records_per_group")));
 			svg_esc(f, js(lg, "durability"));
+			followers_item(f, json_object_get(lg, "followers"));
 			fputs("</li>\n", f);
 		}
 		if (rc) {

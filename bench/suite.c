@@ -81,7 +81,8 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	return job;
 }
 
-json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
+/* One log run as a job, not yet recorded; NULL for bad input. */
+static json_t *log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 {
 	char name[96];
 	json_t *extra = NULL;
@@ -104,8 +105,45 @@ json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 	json_decref(opts);
 	ctx_note_status(c, r->err);
 	result_free(r);
-	record_job(c, job);
 	target_remove_owned(s->target);
+	return job;
+}
+
+/*
+ * --followers N: the writer alone, then with N followers, same options, one
+ * after the other; the second job carries the comparison and the lag
+ * (pmwal.log.followers). Its jobname ends in " fol=N".
+ */
+static json_t *run_log_followers(struct bench_ctx *c, struct log_spec *s,
+				 const char *label)
+{
+	struct log_spec alone = *s, with = *s;
+
+	alone.followers = 0;
+	json_t *base = log_job(c, &alone, label);
+	if (!base)
+		return NULL;
+	record_job(c, base);
+	if (bench_stop || json_object_get(json_object_get(base, "pmwal"), "error"))
+		return base;
+	with.force = true; /* the log there is the one the run alone just wrote */
+	json_t *job = log_job(c, &with, label);
+	if (!job)
+		return NULL;
+	followers_compare(job, base);
+	record_job(c, job);
+	if (!c->quiet)
+		followers_print(job);
+	return job;
+}
+
+json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
+{
+	if (s->followers)
+		return run_log_followers(c, s, label);
+	json_t *job = log_job(c, s, label);
+	if (job)
+		record_job(c, job);
 	return job;
 }
 

@@ -97,6 +97,14 @@ step "pmwal report over several results"
 expect 0 "report" -- "$pmwal" report rep/result.json io.json pmem.json -o rep2
 has rep2/index.html "<svg" "Targets side by side"
 
+step "bench log --followers: alone and with 2 followers, lag, each record delivered once"
+expect 0 "bench log followers" -- "$pmwal" bench log pmem --followers 2 --runtime 1s --ramp 200ms --no-primitives --json fol.json
+has fol.json '"verified": true' '"lag_us"' '"ratio"' '"delivered_before_ack"' '"skipped_behind_release"'
+expect 0 "bench log followers, held" -- "$pmwal" bench log pmem --followers 1 --follower-hold --capacity 4m --runtime 1s --ramp 200ms --no-primitives --json hold.json
+has hold.json '"verified": true' '"releases_held_back"' '"hold": true'
+expect 2 "bench log --followers 17" -- "$pmwal" bench log pmem --followers 17
+has out.txt "followers"
+
 step "bad input exits 2 with a message"
 expect 2 "bad bs" -- "$pmwal" bench io io.dat --bs 4x
 has out.txt "not a size"

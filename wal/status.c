@@ -55,32 +55,33 @@
 #include "xxh.h"
 
 #define WAL_STATUS_MAGIC    0x3154534c41574d50ull /* "PMWALST1" */
-#define WAL_STATUS_VERSION  2u
+#define WAL_STATUS_VERSION  3u
 #define WAL_STATUS_BYTES    4096u
 #define WAL_STATUS_STUCK_MS 100 /* gen odd this long: its updater died */
 #define WAL_STATUS_DRAIN_MS 5000 /* a broken writer's write may take this long */
 #define WAL_STATUS_STOPPED_MS 50 /* ... unless it is stopped that long */
 
-/* The page (all fields atomic; see above). */
+/* The page (all fields atomic; see above). Who writes what sits in its own
+ * cache line: the fence (every write begins and ends there), what is
+ * published (once per group), the futex word and its waiters (followers). */
 struct wal_status_page {
 	uint64_t magic;
 	uint32_t version;
-	uint32_t gen;	      /* seqlock: odd while updated */
-	uint64_t log_id;
-	uint32_t unused;
-	uint32_t epoch;	      /* superblock epoch the durable end is valid under */
 	uint32_t pid;	      /* the writer's pid (0: none open) */
+	uint64_t log_id;
 	uint32_t flags;	      /* WAL_STATUS_OPEN */
+	uint32_t unused;
+	/* The fence: the epoch of the writer that owns the log (high half) and
+	 * the count of its writes under way (low half). */
+	_Alignas(64) uint64_t own;
+	_Alignas(64) uint32_t gen; /* seqlock: odd while updated */
+	uint32_t epoch;	      /* superblock epoch the durable end is valid under */
 	uint64_t durable_seq; /* blocks below it are durable */
 	uint64_t durable_lsn; /* records up to it are durable (0: none) */
 	uint64_t head_seq;
 	uint64_t head_lsn;
-	uint32_t wake;	      /* futex word: +1 per publication */
-	uint32_t waiters;     /* followers asleep on wake */
-	uint32_t pad;
-	/* The fence: the epoch of the writer that owns the log (high half) and
-	 * the count of its writes begun and not ended (low half). */
-	uint64_t own;
+	_Alignas(64) uint32_t wake; /* futex word: +1 per publication */
+	uint32_t waiters;	    /* followers asleep on wake */
 };
 _Static_assert(sizeof(struct wal_status_page) <= WAL_STATUS_BYTES, "one page");
 

@@ -38,20 +38,25 @@ struct pmwal_iter {
 };
 /* ---- iterators ---------------------------------------------------------- */
 
+static int follow_refresh(struct pmwal *w, bool at_open);
+
 int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
 {
 	struct pmwal_iter *it;
 	uint64_t head_seq, end_seq, head_lsn, next_lsn;
+	struct wal_sb sb;
 	int rc;
 
 	if (!w || !out)
 		return -EINVAL;
 	*out = NULL;
+	(void)follow_refresh(w, false); /* a follower: where its writer is now */
 	pthread_mutex_lock(&w->mu);
 	head_seq = w->head_seq;
 	head_lsn = w->head_lsn;
 	end_seq = w->next_seq;
 	next_lsn = w->next_lsn;
+	sb = w->sb; /* a follower's is replaced at a takeover */
 	pthread_mutex_unlock(&w->mu);
 	if (from_lsn == 0)
 		from_lsn = head_lsn;
@@ -74,7 +79,7 @@ int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
 	}
 	it->seq = head_seq;
 	if (from_lsn > head_lsn && end_seq > head_seq) {
-		rc = wal_locate(w->dev, &w->sb, head_seq, end_seq, from_lsn, &it->seq);
+		rc = wal_locate(w->dev, &sb, head_seq, end_seq, from_lsn, &it->seq);
 		if (rc == PMWAL_ERANGE)
 			it->seq = end_seq;
 		else if (rc) {
@@ -82,7 +87,7 @@ int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
 			return rc;
 		}
 	}
-	it->fr.rec_max = w->sb.record_bytes_max;
+	it->fr.rec_max = sb.record_bytes_max;
 	it->synced = false; /* the first block read starts the walk */
 	*out = it;
 	return 0;
@@ -112,7 +117,7 @@ static int follow_superblock(struct pmwal *w)
 
 	if (wal_read_sb(w->dev, &sb, err, sizeof(err)))
 		return 0;
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->mu); /* w->sb is another thread's to replace too */
 	if (sb.log_id == w->sb.log_id && sb.epoch >= w->sb.epoch && sb.sb_seq > w->sb.sb_seq) {
 		w->sb = sb;
 		if (sb.head_seq > w->head_seq) {
@@ -150,12 +155,16 @@ static int follow_refresh(struct pmwal *w, bool at_open)
 		struct wal_sb sb;
 		char err[256];
 
-		if (wal_read_sb(w->dev, &sb, err, sizeof(err)) || sb.log_id != w->sb.log_id ||
-		    sb.epoch < s.epoch)
+		if (wal_read_sb(w->dev, &sb, err, sizeof(err)) || sb.epoch < s.epoch)
 			return 0; /* its superblock is not written yet: later */
 		pthread_mutex_lock(&w->mu);
-		w->sb = sb;
+		bool same = sb.log_id == w->sb.log_id;
+
+		if (same && sb.epoch > w->sb.epoch)
+			w->sb = sb;
 		pthread_mutex_unlock(&w->mu);
+		if (!same)
+			return 0;
 		epoch = sb.epoch;
 	}
 	if (s.epoch != epoch)

@@ -580,7 +580,8 @@ int wal_status_read(const struct pmwal *w, struct wal_status_snap *s)
 			 * (a fence would do, but ThreadSanitizer cannot see one). */
 			s->epoch = LDA(p->epoch);
 			s->pid = LDA(p->pid);
-			s->live = s->pid && s->pid != w->st_dead_pid;
+			s->live = s->pid &&
+				  s->pid != __atomic_load_n(&w->st_dead_pid, __ATOMIC_RELAXED);
 			s->open = LDA(p->flags) & WAL_STATUS_OPEN;
 			s->durable_seq = LDA(p->durable_seq);
 			s->durable_lsn = LDA(p->durable_lsn);
@@ -643,10 +644,10 @@ bool wal_status_writer_gone(struct pmwal *w, uint32_t pid)
 	 * not what the log's next writer will say (the tail it left is cut off
 	 * or kept by recovery). Until that writer publishes, followers go by the
 	 * superblock. Another PID namespace's pid is not ours to test: kept. */
-	if (!pid || pid == w->st_dead_pid)
+	if (!pid || pid == __atomic_load_n(&w->st_dead_pid, __ATOMIC_RELAXED))
 		return true;
 	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 		return false;
-	w->st_dead_pid = pid;
+	__atomic_store_n(&w->st_dead_pid, pid, __ATOMIC_RELAXED);
 	return true;
 }

@@ -2051,8 +2051,10 @@ static void tk_writer(struct ct *ct, struct tk_shared *tk, int fd, uint32_t gen,
 		put_msg(fd, MSG_BUSY, 0); /* a stopped writer mid-write: it is continued */
 		usleep(2000);
 	}
-	if (rc == -EBUSY && (flags & PMWAL_OPEN_BREAK_LOCK)) {
-		put_msg(fd, MSG_FAILED, EBUSY); /* another breaker was first */
+	/* Another breaker was first; or, the old writer gone, took the lock
+	 * and the log while this one recovered it: refused either way. */
+	if ((rc == -EBUSY || rc == PMWAL_EFENCED) && (flags & PMWAL_OPEN_BREAK_LOCK)) {
+		put_msg(fd, MSG_FAILED, EBUSY);
 		_exit(0);
 	}
 	if (rc) {

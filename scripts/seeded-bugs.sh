@@ -25,7 +25,7 @@ if [ ${#bugs[@]} -eq 0 ]; then
 fi
 read -r -a lanes <<<"${LANES:-unit recovery fuzz cli crashtest stress}"
 declare -A lane_re=(
-	[unit]='^(test_format|test_attack|test_lock|test_wal|test_fakepmr|test_pmr_crash|test_sim)$'
+	[unit]='^(test_format|test_attack|test_lock|test_wal|test_follow|test_fakepmr|test_pmr_crash|test_sim)$'
 	[recovery]='^test_recovery$'
 	[fuzz]='^test_fuzz$'
 	[cli]='^cli_'

@@ -24,10 +24,11 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 	run build/asan -DCMAKE_BUILD_TYPE=Debug -DPMWAL_SANITIZE=ON || status=1
 # ThreadSanitizer: the concurrency tests (Criterion's runner cannot start
 # under TSan; stress_threads and pmwal crashtest are plain programs): many
-# appender threads on each medium, and the random crash campaign's threaded
-# rounds with async appends and callbacks.
-echo "== ThreadSanitizer build (stress_threads, crashtest_random, crashtest_inflight)"
+# appender threads on each medium with follower threads reading live, the
+# random crash campaign's threaded rounds with async appends and callbacks,
+# and the takeover campaign's processes.
+echo "== ThreadSanitizer build (stress_threads, crashtest_random, crashtest_inflight, crashtest_takeover)"
 TSAN_OPTIONS=halt_on_error=1 \
 	run build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMWAL_TSAN=ON \
-	-R '^(stress_threads|crashtest_random|crashtest_inflight)$' || status=1
+	-R '^(stress_threads|crashtest_random|crashtest_inflight|crashtest_takeover)$' || status=1
 exit $status

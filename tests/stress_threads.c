@@ -8,7 +8,8 @@
  * A plain program rather than a Criterion suite so that it also runs under
  * ThreadSanitizer (-DPMWAL_TSAN=ON), where Criterion's runner cannot start;
  * in every build it is the check that group commit, direct groups on mapped
- * media, callbacks and release hold together under contention. Refused calls
+ * media, callbacks and release hold together under contention, with two
+ * follower threads reading the log live through a read-only handle. Refused calls
  * from every thread check that each error message read back is whole.
  */
 #include "pmwal.h"
@@ -16,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +132,89 @@ static void *appender(void *arg)
 	return NULL;
 }
 
+/*
+ * Followers: threads each with an iterator on one read-only handle (as
+ * another process's would be), reading while the appenders write: every
+ * record they get is one some thread appended, in LSN order, never twice;
+ * behind a release they start again at the head.
+ */
+#define FOLLOWERS 2
+static struct pmwal *r;
+static _Atomic uint64_t final_lsn;
+
+static int record_ok(uint64_t lsn, const void *data, size_t len)
+{
+	uint64_t key = 0;
+
+	(void)lsn;
+	if (len >= 8)
+		memcpy(&key, data, 8);
+	long id = (long)(key >> 32);
+	int i = (int)(key & 0xffffffffu);
+
+	return len >= 8 && id < THREADS && i < EACH && rec_len(id, i) == len &&
+	       tu_check((const uint8_t *)data + 8, len - 8, key);
+}
+
+static void *follower(void *arg)
+{
+	struct pmwal_iter *it = NULL;
+	uint64_t lsn, last = 0, n = 0;
+	const void *data;
+	size_t len;
+	bool resumed = true;
+	int rc;
+
+	(void)arg;
+	if ((rc = pmwal_iter_open(r, 0, &it)) != 0) {
+		fail("follower iter_open", rc);
+		return NULL;
+	}
+	for (;;) {
+		rc = pmwal_iter_next(it, &lsn, &data, &len);
+		if (rc == 1) {
+			if (!record_ok(lsn, data, len) || lsn <= last ||
+			    (lsn != last + 1 && !resumed)) {
+				fprintf(stderr,
+					"stress_threads: follower: LSN %llu after %llu%s\n",
+					(unsigned long long)lsn, (unsigned long long)last,
+					record_ok(lsn, data, len) ? "" : ", not a record appended");
+				atomic_fetch_add(&failures, 1);
+				break;
+			}
+			last = lsn;
+			resumed = false;
+			n++;
+			continue;
+		}
+		if (rc == PMWAL_ERANGE) { /* behind a release: from the head */
+			pmwal_iter_close(it);
+			it = NULL;
+			if ((rc = pmwal_iter_open(r, 0, &it)) != 0) {
+				fail("follower iter_open again", rc);
+				break;
+			}
+			resumed = true;
+			continue;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "stress_threads: follower: %s (%s)\n", pmwal_strerror(rc),
+				pmwal_errmsg(r));
+			atomic_fetch_add(&failures, 1);
+			break;
+		}
+		uint64_t end = atomic_load(&final_lsn);
+
+		if (end && last >= end)
+			break;
+		(void)pmwal_iter_wait(it, 50);
+	}
+	pmwal_iter_close(it);
+	if (!n)
+		atomic_fetch_add(&failures, 1);
+	return NULL;
+}
+
 /* Every record from the head on is one some thread appended, in LSN order. */
 static int check(const char *target)
 {
@@ -196,8 +281,17 @@ static int run(const char *target, uint32_t groups_in_flight)
 			pmwal_strerror(rc));
 		return 1;
 	}
-	pthread_t st;
+	pthread_t st, ft[FOLLOWERS];
+	struct pmwal_options ro = {.target = target, .flags = PMWAL_OPEN_READONLY};
 
+	atomic_store(&final_lsn, 0);
+	if ((rc = pmwal_open(&ro, &r)) != 0) {
+		fprintf(stderr, "stress_threads: open %s read-only: %s\n", target,
+			pmwal_strerror(rc));
+		return 1;
+	}
+	for (int i = 0; i < FOLLOWERS; i++)
+		pthread_create(&ft[i], NULL, follower, NULL);
 	atomic_store(&appenders_left, 1);
 	pthread_create(&st, NULL, syncer, NULL);
 	for (long i = 0; i < THREADS; i++)
@@ -209,6 +303,11 @@ static int run(const char *target, uint32_t groups_in_flight)
 	if ((rc = pmwal_sync(w)) != 0) /* the async ones too */
 		fail("sync", rc);
 	uint64_t durable = pmwal_durable_lsn(w);
+
+	atomic_store(&final_lsn, durable);
+	for (int i = 0; i < FOLLOWERS; i++)
+		pthread_join(ft[i], NULL);
+	pmwal_close(r);
 
 	if ((rc = pmwal_close(w)) != 0)
 		fail("close", rc);

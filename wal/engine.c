@@ -635,6 +635,18 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 			goto fail;
 	} else {
 		rc = wal_read_sb(dev, &w->sb, err, sizeof(err));
+		long pid = 0;
+
+		/* No superblock yet while a writer holds the log: it is being
+		 * created now, not left behind by an interrupted create. */
+		if (rc == PMWAL_EFORMAT && strstr(err, "no superblock") &&
+		    pmwal_writer_pid(opt->target, &pid) == 0 && pid != 0)
+			snprintf(err, sizeof(err),
+				 "%s: not a pmwal log yet: %s%ld holds it for writing with no "
+				 "superblock written, as while it creates it; open it once that "
+				 "create returned (do not remove it or create it again)",
+				 w->target, pid > 0 ? "pid " : "a process pmwal cannot name",
+				 pid > 0 ? pid : 0L);
 		if (rc)
 			goto fail;
 	}

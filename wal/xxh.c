@@ -1,66 +1,37 @@
 // SPDX-License-Identifier: MIT
 /*
- * xxh.c - the baseline XXH3 and the dispatcher (see xxh.h).
+ * xxh.c - XXH3 from Debian's libxxhash (see xxh.h). On x86-64 through its
+ * run-time dispatching entry points (xxh_x86dispatch.h: AVX-512, AVX2, SSE2
+ * as the CPU has), elsewhere through the portable ones.
  */
-#define XXH_INLINE_ALL
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
 #include "xxh.h"
 
-#define WAL_XXH_SUFFIX base
-#include "xxh_body.h"
-
-uint64_t wal_xxh3_avx2(const void *data, size_t len, uint64_t seed);
-uint64_t wal_xxh3_avx512(const void *data, size_t len, uint64_t seed);
-uint64_t wal_xxh3v_avx2(const struct iovec *v, int n, uint64_t seed);
-uint64_t wal_xxh3v_avx512(const struct iovec *v, int n, uint64_t seed);
-
-#if defined(__x86_64__)
-typedef uint64_t (*xxh3_fn)(const void *, size_t, uint64_t);
-
-static xxh3_fn pick(void)
-{
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f"))
-		return wal_xxh3_avx512;
-	return __builtin_cpu_supports("avx2") ? wal_xxh3_avx2 : wal_xxh3_base;
-}
-
-uint64_t wal_xxh3(const void *data, size_t len, uint64_t seed)
-{
-	static xxh3_fn fn; /* races only ever store the same value */
-
-	if (!__atomic_load_n(&fn, __ATOMIC_RELAXED))
-		__atomic_store_n(&fn, pick(), __ATOMIC_RELAXED);
-	return __atomic_load_n(&fn, __ATOMIC_RELAXED)(data, len, seed);
-}
-
-typedef uint64_t (*xxh3v_fn)(const struct iovec *, int, uint64_t);
-
-static xxh3v_fn pickv(void)
-{
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f"))
-		return wal_xxh3v_avx512;
-	return __builtin_cpu_supports("avx2") ? wal_xxh3v_avx2 : wal_xxh3v_base;
-}
-
-uint64_t wal_xxh3v(const struct iovec *v, int n, uint64_t seed)
-{
-	static xxh3v_fn fn;
-
-	if (!__atomic_load_n(&fn, __ATOMIC_RELAXED))
-		__atomic_store_n(&fn, pickv(), __ATOMIC_RELAXED);
-	return __atomic_load_n(&fn, __ATOMIC_RELAXED)(v, n, seed);
-}
+#if defined(__x86_64__) || defined(__i386__)
+#include <xxh_x86dispatch.h>
+#define WAL_XXH3_SEEDED XXH3_64bits_withSeed_dispatch
+#define WAL_XXH3_UPDATE XXH3_64bits_update_dispatch
 #else
+#define WAL_XXH3_SEEDED XXH3_64bits_withSeed
+#define WAL_XXH3_UPDATE XXH3_64bits_update
+#endif
+
 uint64_t wal_xxh3(const void *data, size_t len, uint64_t seed)
 {
-	return wal_xxh3_base(data, len, seed);
+	return WAL_XXH3_SEEDED(data, len, seed);
 }
 
+/* Streaming XXH3 over the pieces: equal to the one-shot hash of them laid
+ * end to end (xxhash defines both to agree). */
 uint64_t wal_xxh3v(const struct iovec *v, int n, uint64_t seed)
 {
-	return wal_xxh3v_base(v, n, seed);
+	XXH3_state_t st;
+
+	XXH3_INITSTATE(&st);
+	XXH3_64bits_reset_withSeed(&st, seed);
+	for (int i = 0; i < n; i++)
+		WAL_XXH3_UPDATE(&st, v[i].iov_base, v[i].iov_len);
+	return XXH3_64bits_digest(&st);
 }
-#endif

@@ -34,9 +34,10 @@ run() { # run NAME BINARY
 pkg-config --exists pmwal
 inc=$(pkg-config --variable=includedir pmwal)
 [ -f "$inc/pmwal.h" ] || { echo "pkg-config's includedir $inc has no pmwal.h"; exit 1; }
-if pkg-config --libs --static pmwal | grep -q -- -lxxhash; then
-	echo "pmwal.pc asks for libxxhash, which pmwal does not link"; exit 1
-fi
+for lib in -luring -lpmem2 -lxxhash; do
+	pkg-config --libs --static pmwal | grep -q -- "$lib" ||
+		{ echo "pmwal.pc's static link lacks $lib"; exit 1; }
+done
 # CMake: shared and static.
 cmake -S "$src" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
 	-DCMAKE_C_FLAGS="${san[*]:-}" -DCMAKE_EXE_LINKER_FLAGS="${san[*]:-}" >/dev/null

@@ -193,6 +193,12 @@ static int allocate_holes(int fd, const struct stat *st, uint64_t bytes)
 			return posix_fallocate(fd, 0, end);
 		if (data < 0 || data > end)
 			data = end; /* a hole to the end of the file */
+		if (data <= hole) {
+			/* Another process opening the log filled it between our
+			 * two looks (standbys opening at once): look again. */
+			at = hole + 1;
+			continue;
+		}
 		int rc = posix_fallocate(fd, hole, data - hole);
 
 		if (rc)

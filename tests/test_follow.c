@@ -616,3 +616,57 @@ Test(follow, a_standby_gives_up_after_lock_wait_ms, .fini = teardown)
 	cr_assert(strstr(errbuf, "lock_wait_ms"), "%s", errbuf);
 	cr_assert_eq(pmwal_close(w), 0);
 }
+
+/* A writer taken over closes: the page fences its successor, so it stays. */
+Test(follow, a_taken_over_writer_closing_leaves_the_fencing_page, .fini = teardown)
+{
+	use(K_PMEM);
+	struct pmwal *a = open_log(PMWAL_OPEN_CREATE, 4u << 20), *b;
+	char path[1024], after[1024];
+	struct stat st0, st1;
+
+	append_n(a, 3);
+	page_path(path, sizeof(path));
+	cr_assert(path[0] && stat(path, &st0) == 0);
+	b = open_log(PMWAL_OPEN_BREAK_LOCK, 0);
+	cr_assert_eq(pmwal_close(a), PMWAL_EFENCED);
+	page_path(after, sizeof(after));
+	cr_assert(stat(path, &st1) == 0 && st1.st_ino == st0.st_ino,
+		  "the fenced writer's close removed the page that fences it");
+	append_n(b, 2);
+	cr_assert_eq(pmwal_close(b), 0);
+	cr_assert(access(path, F_OK) != 0, "the last writer's close left its page");
+}
+
+/* A page whose fence epoch is near the maximum, its writer gone, is damage:
+ * the log opens with the superblock's next epoch, not at the maximum. */
+Test(follow, a_damaged_fence_epoch_does_not_lock_the_log_out, .fini = teardown)
+{
+	use(K_FILE);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	char path[1024];
+
+	append_n(w, 2);
+	page_path(path, sizeof(path));
+	cr_assert(path[0]);
+	/* Keep the page: a second handle maps it while the writer closes. */
+	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	int fd = open(path, O_RDWR);
+	uint64_t own = (uint64_t)0xfffffffeu << 32 | 1; /* and a write "under way" */
+	uint32_t pid = 999999;				 /* nobody */
+
+	cr_assert(fd >= 0, "the page went: %s", path);
+	cr_assert_eq(pwrite(fd, &own, 8, 64), 8);
+	cr_assert_eq(pwrite(fd, &pid, 4, 12), 4);
+	close(fd);
+	w = open_log(0, 0);
+	struct pmwal_info info;
+
+	pmwal_stat(w, &info);
+	cr_assert(info.epoch < 100, "the epoch jumped to %u", info.epoch);
+	append_n(w, 1);
+	cr_assert_eq(pmwal_close(w), 0);
+	pmwal_close(r);
+}

@@ -462,10 +462,17 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	 * Without a page (no /dev/shm) the log works, unfollowed and fenced by
 	 * the lock alone.
 	 */
+	if (writer && w->sb.epoch >= WAL_EPOCH_MAX) {
+		snprintf(err, errlen,
+			 "%s: the log's epoch is at its maximum (%u opens for writing); "
+			 "open it read-only and copy its records to a new log",
+			 w->target, w->sb.epoch);
+		return PMWAL_EFULL;
+	}
 	(void)wal_status_attach(w, writer);
 	int rc = 0;
 
-	if (writer && w->sb.epoch < WAL_EPOCH_MAX)
+	if (writer)
 		rc = wal_status_claim(w, w->sb.epoch + 1, w->lock_broken ? w->broken_from : 0,
 				      err, errlen);
 	/* Claimed (a lock taken after waiting, or broken and drained): what
@@ -581,6 +588,7 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 		return -ENOMEM;
 	}
 	w->dev = dev;
+	w->st_fd = -1;
 	memcpy(w->lock_fd, lock_fd, sizeof(w->lock_fd));
 	w->lock_broken = broken_from != 0;
 	w->broken_from = broken_from;

@@ -172,6 +172,9 @@ struct pmwal {
 #define WAL_STATUS_RETIRED 8
 	struct wal_status_page *st_retired[WAL_STATUS_RETIRED]; /* replaced, still mapped */
 	uint32_t st_retired_n;
+	int st_fd; /* the page's file, holding its users' lock (-1: none) */
+	int st_retired_fd[WAL_STATUS_RETIRED];
+	uint32_t st_retired_fd_n;
 	bool st_waitable; /* mapped writable: may count itself a waiter */
 	uint32_t st_dead_pid; /* a writer found dead: its page is not trusted */
 	char st_err[160];     /* why there is no page, for messages */

@@ -55,7 +55,7 @@
 #include "xxh.h"
 
 #define WAL_STATUS_MAGIC    0x3154534c41574d50ull /* "PMWALST1" */
-#define WAL_STATUS_VERSION  3u
+#define WAL_STATUS_VERSION  4u
 #define WAL_STATUS_BYTES    4096u
 #define WAL_STATUS_STUCK_MS 100 /* gen odd this long: its updater died */
 #define WAL_STATUS_DRAIN_MS 5000 /* a broken writer's write may take this long */
@@ -71,6 +71,8 @@ struct wal_status_page {
 	uint64_t log_id;
 	uint32_t flags;	      /* WAL_STATUS_OPEN */
 	uint32_t unused;
+	uint64_t pid_start;   /* the writer's start time (/proc/PID/stat), so
+			       * that its pid reused by another is told apart */
 	/* The fence: the epoch of the writer that owns the log (high half) and
 	 * the count of its writes under way (low half). */
 	_Alignas(64) uint64_t own;
@@ -137,6 +139,27 @@ int wal_status_path(const char *target, uint64_t log_id, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * Two byte locks on the page file (open-file-description locks: they go with
+ * the descriptor, whichever process or thread holds it): LOCK_INIT, held by
+ * a writer while it initialises a new page; LOCK_USERS, held shared by every
+ * handle that maps the page, for as long as it does. A closing writer
+ * removes the page only if it can take LOCK_USERS exclusively: nobody else
+ * uses it. One that opens it takes LOCK_USERS shared and then makes sure the
+ * name still leads to it (it was not removed in between), or opens again.
+ * So every process using a log's page at one time uses the same one: a
+ * writer taken over can never remove the page that fences it.
+ */
+#define LOCK_INIT  0
+#define LOCK_USERS 1
+
+static int ofd_lock(int fd, short type, off_t byte, bool wait)
+{
+	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1};
+
+	return fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) ? -errno : 0;
+}
+
 /* Maps @fd's page (@rw: writable); a writer (@init) initialises it under
  * flock when it is new or another log's. NULL on failure (errno set). */
 static struct wal_status_page *map_page(int fd, uint64_t log_id, bool rw, bool init)
@@ -157,12 +180,12 @@ static struct wal_status_page *map_page(int fd, uint64_t log_id, bool rw, bool i
 		return NULL;
 	}
 	if (writable) {
-		if (flock(fd, LOCK_EX))
+		if (ofd_lock(fd, F_WRLCK, LOCK_INIT, true))
 			return NULL;
 		if (st.st_size < WAL_STATUS_BYTES && ftruncate(fd, WAL_STATUS_BYTES)) {
 			int e = errno;
 
-			flock(fd, LOCK_UN);
+			ofd_lock(fd, F_UNLCK, LOCK_INIT, false);
 			errno = e;
 			return NULL;
 		}
@@ -176,7 +199,7 @@ static struct wal_status_page *map_page(int fd, uint64_t log_id, bool rw, bool i
 		int e = errno;
 
 		if (writable)
-			flock(fd, LOCK_UN);
+			ofd_lock(fd, F_UNLCK, LOCK_INIT, false);
 		errno = e;
 		return NULL;
 	}
@@ -191,7 +214,7 @@ static struct wal_status_page *map_page(int fd, uint64_t log_id, bool rw, bool i
 		ours = true;
 	}
 	if (writable)
-		flock(fd, LOCK_UN);
+		ofd_lock(fd, F_UNLCK, LOCK_INIT, false);
 	if (!ours) {
 		munmap(p, WAL_STATUS_BYTES);
 		errno = ENODATA;
@@ -247,19 +270,33 @@ static int attach(struct pmwal *w, bool writer)
 			 (unsigned)st.st_uid);
 		return -EPERM;
 	}
+	/* A user of the page, and of the one the name leads to now: a page
+	 * removed between our open and our lock is not used (open again). */
+	struct stat now;
+
+	if ((rc = ofd_lock(fd, F_RDLCK, LOCK_USERS, true)) != 0 || stat(path, &now) ||
+	    now.st_ino != st.st_ino || now.st_dev != st.st_dev) {
+		close(fd);
+		snprintf(w->st_err, sizeof(w->st_err), "%s: %s", path,
+			 rc ? strerror(-rc) : "removed while opened");
+		return rc ? rc : -EAGAIN;
+	}
 	int acc = fcntl(fd, F_GETFL) & O_ACCMODE;
 	struct wal_status_page *p = map_page(fd, w->sb.log_id, acc == O_RDWR, writer);
 
 	rc = p ? 0 : -errno;
-	if (p && fstat(fd, &st))
-		st.st_ino = 0;
-	close(fd);
 	if (rc) {
+		close(fd);
 		snprintf(w->st_err, sizeof(w->st_err), "%s: %s", path,
 			 rc == -EINVAL ? "not a status page (links, size or type)"
 				       : strerror(-rc));
 		return rc;
 	}
+	if (w->st_fd >= 0 && w->st_retired_fd_n < WAL_STATUS_RETIRED)
+		w->st_retired_fd[w->st_retired_fd_n++] = w->st_fd;
+	else if (w->st_fd >= 0)
+		close(w->st_fd);
+	w->st_fd = fd; /* holds LOCK_USERS while the page is used */
 	w->st_ino = st.st_ino;
 	w->st_waitable = acc == O_RDWR;
 	w->st_err[0] = 0;
@@ -269,7 +306,13 @@ static int attach(struct pmwal *w, bool writer)
 
 int wal_status_attach(struct pmwal *w, bool writer)
 {
-	return attach(w, writer);
+	int rc;
+
+	/* A closing writer may remove the page between our open and our
+	 * lock: a few tries, then without one. */
+	for (int tries = 0; (rc = attach(w, writer)) == -EAGAIN && tries < 16; tries++)
+		;
+	return rc;
 }
 
 int wal_status_reattach(struct pmwal *w)
@@ -299,19 +342,33 @@ void wal_status_detach(struct pmwal *w, bool unlink_it)
 	if (!w->st) {
 		while (w->st_retired_n)
 			munmap(w->st_retired[--w->st_retired_n], WAL_STATUS_BYTES);
+		while (w->st_retired_fd_n)
+			close(w->st_retired_fd[--w->st_retired_fd_n]);
+		if (w->st_fd >= 0)
+			close(w->st_fd);
+		w->st_fd = -1;
 		return;
 	}
-	if (unlink_it) {
+	if (unlink_it && !wal_status_fenced(w) && w->st_fd >= 0 &&
+	    ofd_lock(w->st_fd, F_WRLCK, LOCK_USERS, false) == 0) {
 		struct stat st;
 
-		/* Only our own page: a writer that took over made its own. */
-		if (stat(w->st_path, &st) == 0 && st.st_ino == w->st_ino)
+		/* Nobody else uses it (a follower, a standby claiming it, a
+		 * writer that took over would hold LOCK_USERS), it is still
+		 * ours, and the name still leads to it: it goes. */
+		if (!wal_status_fenced(w) && stat(w->st_path, &st) == 0 &&
+		    st.st_ino == w->st_ino)
 			unlink(w->st_path);
 	}
 	munmap(w->st, WAL_STATUS_BYTES);
 	w->st = NULL;
 	while (w->st_retired_n)
 		munmap(w->st_retired[--w->st_retired_n], WAL_STATUS_BYTES);
+	if (w->st_fd >= 0)
+		close(w->st_fd);
+	w->st_fd = -1;
+	while (w->st_retired_fd_n)
+		close(w->st_retired_fd[--w->st_retired_fd_n]);
 }
 
 /* Takes the page's update lock: 0, or after WAL_STATUS_STUCK_MS of a gen
@@ -340,7 +397,10 @@ static uint32_t gen_lock(struct wal_status_page *p)
 
 static void gen_unlock(struct wal_status_page *p, uint32_t g)
 {
-	__atomic_store_n(&p->gen, g + 1, __ATOMIC_RELEASE);
+	/* Taken over meanwhile (we were stopped 100 ms): it is not ours to
+	 * end, and gen never goes back. */
+	(void)__atomic_compare_exchange_n(&p->gen, &g, g + 1, false, __ATOMIC_RELEASE,
+					  __ATOMIC_RELAXED);
 }
 
 /* Wakes the followers asleep on the page (after a publication). */
@@ -351,9 +411,37 @@ static void wake_followers(struct wal_status_page *p)
 		futex(&p->wake, FUTEX_WAKE, INT_MAX, NULL);
 }
 
-static bool pid_alive(uint32_t pid)
+/* Field 22 of /proc/PID/stat, the process's start time (0: unknown). */
+static uint64_t pid_start_time(uint32_t pid)
 {
-	return pid && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+	char path[64], buf[1024];
+	unsigned long long t = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f)) {
+		char *q = strrchr(buf, ')'); /* the name may hold spaces */
+
+		if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+				   "%*d %*d %*d %*d %*d %llu", &t) != 1)
+			t = 0;
+	}
+	fclose(f);
+	return t;
+}
+
+/* Whether the process @pid that started at @start (0: unknown) lives: its
+ * pid given to another process since does not count. */
+static bool pid_alive(uint32_t pid, uint64_t start)
+{
+	if (!pid || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+		return false;
+	uint64_t now = start ? pid_start_time(pid) : 0;
+
+	return !start || !now || now == start;
 }
 
 /* "T" or "t" in /proc/PID/stat: stopped (SIGSTOP) or traced. */
@@ -379,6 +467,10 @@ static bool pid_stopped(uint32_t pid)
 #define OWN_EPOCH(v)  ((uint32_t)((v) >> 32))
 #define OWN_WRITES(v) ((uint32_t)(v))
 
+/* An epoch on the page this far above the superblock's, with its owner gone,
+ * is not one a writer of this log claimed: the page is damaged. */
+#define WAL_STATUS_EPOCH_SLACK (1u << 16)
+
 int wal_status_claim(struct pmwal *w, uint32_t want, long holder, char *err, size_t errlen)
 {
 	struct wal_status_page *p = w->st;
@@ -395,92 +487,113 @@ int wal_status_claim(struct pmwal *w, uint32_t want, long holder, char *err, siz
 			 w->target, w->st_err[0] ? w->st_err : "none");
 		return -EBUSY;
 	}
-	uint32_t g = gen_lock(p);
-	uint32_t old_pid = LD(p->pid);
-
-	/*
-	 * Breaking: only the holder this page names is fenced by it. A page
-	 * of another writer (another PMWAL_STATUS_DIR, another path to the
-	 * log, a page removed and made anew) would fence nobody.
-	 */
-	if (broke && (holder < 0 || old_pid != (uint32_t)holder || !pid_alive(old_pid))) {
-		gen_unlock(p, g);
-		char holder_s[48], page_s[48];
-
-		snprintf(holder_s, sizeof(holder_s), holder < 0 ? "a process this pmwal cannot name" : "pid %ld", holder);
-		snprintf(page_s, sizeof(page_s), old_pid ? "pid %u" : "no writer", old_pid);
-		if (old_pid && old_pid != (uint32_t)holder && pid_alive(old_pid))
-			snprintf(err, errlen,
-				 "%s: cannot break the writer lock of %s: pid %u took the log "
-				 "over already (its status page %s); nothing was changed",
-				 w->target, holder_s, old_pid, w->st_path);
-		else
-			snprintf(err, errlen,
-				 "%s: cannot break the writer lock of %s: its status page %s names "
-				 "%s, so breaking the lock would fence nobody (the holder uses "
-				 "another PMWAL_STATUS_DIR or another path to the log, or its page "
-				 "was removed); nothing was changed",
-				 w->target, holder_s, w->st_path, page_s);
-		return -EBUSY;
-	}
-	/*
-	 * Take the log: the next epoch above any claimed before (a breaker's
-	 * claim may be above the superblock's), once no write of the last
-	 * owner's is under way, in one compare-and-swap with the count of
-	 * writes (wal_status_begin_write increments it by the same), so that
-	 * a write is either begun before the claim and waited for, or not
-	 * begun at all. The last owner dead: its writes are done (a lock
-	 * holder's, by the lock; see docs/followers.md for a breaker's).
-	 */
+	uint64_t my_start = pid_start_time(me); /* not cached: a fork has its own */
 	uint64_t t0 = now_ms(), stopped_since = 0;
-	bool alive = old_pid && old_pid != me && pid_alive(old_pid);
 
 	for (;;) {
-		uint64_t v = __atomic_load_n(&p->own, __ATOMIC_ACQUIRE);
-		uint32_t e = want > OWN_EPOCH(v) ? want : OWN_EPOCH(v) + 1;
+		/* Look without the update lock (waiting may take long), then take
+		 * the log under it if nothing changed meanwhile: a second claimer
+		 * sees the first's pid, never a stale one. */
+		uint32_t old_pid = LDA(p->pid);
+		uint64_t old_start = LDA(p->pid_start);
+		/* This process too: another handle of it may be writing. */
+		bool alive = old_pid && pid_alive(old_pid, old_start);
 
-		if (!OWN_WRITES(v) || !alive) {
-			if (e > WAL_EPOCH_MAX) {
-				gen_unlock(p, g);
-				snprintf(err, errlen, "%s: the log's epoch is at its maximum",
-					 w->target);
-				return PMWAL_EFULL;
-			}
-			if (__atomic_compare_exchange_n(&p->own, &v, (uint64_t)e << 32, false,
-							__ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
-				w->own_epoch = e;
-				break;
-			}
-			continue;
-		}
-		/* Stopped, it will not end its write until continued: say so
-		 * soon, rather than wait as for a slow device. */
-		bool stopped = pid_stopped(old_pid);
+		/*
+		 * Breaking: only the holder this page names is fenced by it. A
+		 * page of another writer (another PMWAL_STATUS_DIR, another path
+		 * to the log, a page removed and made anew) would fence nobody.
+		 */
+		if (broke && (holder < 0 || old_pid != (uint32_t)holder || !alive)) {
+			char holder_s[48], page_s[48];
 
-		if (!stopped)
-			stopped_since = 0;
-		else if (!stopped_since)
-			stopped_since = now_ms();
-		if ((stopped && now_ms() - stopped_since > WAL_STATUS_STOPPED_MS) ||
-		    now_ms() - t0 > WAL_STATUS_DRAIN_MS) {
-			gen_unlock(p, g);
-			snprintf(err, errlen,
-				 "%s: the log's writer, pid %u, is %s in the middle of a write "
-				 "to it; taking over now could let that write land on the new "
-				 "writer's records. %s, then open again",
-				 w->target, old_pid, stopped ? "stopped (SIGSTOP)" : "stuck",
-				 stopped ? "Continue it (kill -CONT) or kill it"
-					 : "Kill it, or wait for its device");
+			snprintf(holder_s, sizeof(holder_s),
+				 holder < 0 ? "a process this pmwal cannot name" : "pid %ld", holder);
+			snprintf(page_s, sizeof(page_s), old_pid ? "pid %u" : "no writer", old_pid);
+			if (old_pid && old_pid != (uint32_t)holder && alive)
+				snprintf(err, errlen,
+					 "%s: cannot break the writer lock of %s: pid %u took the "
+					 "log over already (its status page %s); nothing was changed",
+					 w->target, holder_s, old_pid, w->st_path);
+			else
+				snprintf(err, errlen,
+					 "%s: cannot break the writer lock of %s: its status page %s "
+					 "names %s, so breaking the lock would fence nobody (the "
+					 "holder uses another PMWAL_STATUS_DIR or another path to the "
+					 "log, or its page was removed); nothing was changed",
+					 w->target, holder_s, w->st_path, page_s);
 			return -EBUSY;
 		}
-		alive = pid_alive(old_pid);
-		usleep(1000);
+		/*
+		 * Take the log: the next epoch above any claimed before (a
+		 * breaker's claim may be above the superblock's), once no write
+		 * of the last owner's is under way, in one compare-and-swap with
+		 * the count of writes (wal_status_begin_write increments it by the
+		 * same), so that a write is either begun before the claim and
+		 * waited for, or not begun at all. The last owner gone (dead, its
+		 * pid reused): its writes are done (a lock holder's, by the lock;
+		 * see docs/followers.md for a breaker's).
+		 */
+		uint64_t v = __atomic_load_n(&p->own, __ATOMIC_ACQUIRE);
+
+		if (OWN_WRITES(v) && alive) {
+			/* Stopped, it will not end its write until continued: say
+			 * so soon, rather than wait as for a slow device. */
+			bool stopped = pid_stopped(old_pid);
+
+			if (!stopped)
+				stopped_since = 0;
+			else if (!stopped_since)
+				stopped_since = now_ms();
+			if ((stopped && now_ms() - stopped_since > WAL_STATUS_STOPPED_MS) ||
+			    now_ms() - t0 > WAL_STATUS_DRAIN_MS) {
+				snprintf(err, errlen,
+					 "%s: the log's writer, pid %u, is %s in the middle of a "
+					 "write to it; taking over now could let that write land "
+					 "on the new writer's records. %s, then open again (its "
+					 "status page is %s)",
+					 w->target, old_pid, stopped ? "stopped (SIGSTOP)" : "stuck",
+					 stopped ? "Continue it (kill -CONT) or kill it"
+						 : "Kill it, or wait for its device",
+					 w->st_path);
+				return -EBUSY;
+			}
+			usleep(1000);
+			continue;
+		}
+		uint32_t g = gen_lock(p);
+
+		if (LD(p->pid) != old_pid || LD(p->pid_start) != old_start) {
+			gen_unlock(p, g); /* another claimed meanwhile: look again */
+			continue;
+		}
+		uint32_t base = OWN_EPOCH(v);
+
+		if (!alive && (base >= WAL_EPOCH_MAX || base > want + WAL_STATUS_EPOCH_SLACK))
+			base = 0; /* damaged: the superblock's epoch decides */
+		uint32_t e = want > base ? want : base + 1;
+
+		if (e > WAL_EPOCH_MAX) {
+			gen_unlock(p, g);
+			snprintf(err, errlen,
+				 "%s: the epoch claimed on the status page %s (%u) is at its "
+				 "maximum; a writer still runs (pid %u)",
+				 w->target, w->st_path, base, old_pid);
+			return PMWAL_EFULL;
+		}
+		if (!__atomic_compare_exchange_n(&p->own, &v, (uint64_t)e << 32, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+			gen_unlock(p, g); /* a write began: look again */
+			continue;
+		}
+		ST(p->pid, me);
+		ST(p->pid_start, my_start);
+		ST(p->flags, LD(p->flags) | WAL_STATUS_OPEN);
+		gen_unlock(p, g);
+		wake_followers(p);
+		w->own_epoch = e;
+		return 0;
 	}
-	ST(p->pid, me);
-	ST(p->flags, LD(p->flags) | WAL_STATUS_OPEN);
-	gen_unlock(p, g);
-	wake_followers(p);
-	return 0;
 }
 
 /*
@@ -547,13 +660,17 @@ int wal_status_publish(struct pmwal *w, uint64_t durable_seq, uint64_t durable_l
 	ST(p->durable_lsn, durable_lsn);
 	ST(p->head_seq, w->head_seq);
 	ST(p->head_lsn, w->head_lsn);
-	if (flags_clear) {
+	if (flags_clear && LD(p->pid) == (uint32_t)getpid()) {
 		ST(p->flags, LD(p->flags) & ~flags_clear);
 		ST(p->pid, 0);
+		ST(p->pid_start, 0);
 	}
 	gen_unlock(p, g);
 	wake_followers(p);
-	return 0;
+	/* Taken over while publishing (stopped inside, the update lock taken
+	 * from us): acknowledge nothing; what was published is at most what
+	 * was durable before the claim, which the new writer's recovery kept. */
+	return wal_status_fenced(w) ? PMWAL_EFENCED : 0;
 }
 
 void wal_status_closed(struct pmwal *w)
@@ -646,7 +763,9 @@ bool wal_status_writer_gone(struct pmwal *w, uint32_t pid)
 	 * superblock. Another PID namespace's pid is not ours to test: kept. */
 	if (!pid || pid == __atomic_load_n(&w->st_dead_pid, __ATOMIC_RELAXED))
 		return true;
-	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+	struct wal_status_page *p = page(w);
+
+	if (pid_alive(pid, p && LD(p->pid) == pid ? LD(p->pid_start) : 0))
 		return false;
 	__atomic_store_n(&w->st_dead_pid, pid, __ATOMIC_RELAXED);
 	return true;

@@ -4,8 +4,8 @@
  * learn of each other's progress (docs/followers.md).
  *
  * A log's writer keeps a 4 KiB page in shared memory beside it, a file named
- * after the log's id (/dev/shm/pmwal-<log_id>.status; PMWAL_STATUS_DIR moves
- * it). After each group it publishes there how far the log is durable and
+ * after the log's id and where it lives (/dev/shm/pmwal-<log_id>-<where>.status;
+ * PMWAL_STATUS_DIR moves it). After each group it publishes there how far the log is durable and
  * where its head is, and bumps a futex word; followers (read-only handles in
  * other processes) read those to know what they may read, and sleep on the
  * word until it moves, so that no core spins while nothing happens and a
@@ -29,6 +29,9 @@
  * mid-update leaves gen odd: the next updater waits WAL_STATUS_STUCK_MS and
  * then takes it over. Nothing of the fence depends on gen.
  *
+ * Every process that maps the page holds a shared byte lock on its file, and
+ * only a writer that can take it exclusively removes the page (ofd_lock()).
+ *
  * Nothing here is durable and nothing here is trusted for correctness of
  * what is read: followers still check every block they read (format.c).
  * What the page says can only make a follower read less (a durable end not
@@ -43,7 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -57,7 +59,7 @@
 #define WAL_STATUS_MAGIC    0x3154534c41574d50ull /* "PMWALST1" */
 #define WAL_STATUS_VERSION  4u
 #define WAL_STATUS_BYTES    4096u
-#define WAL_STATUS_STUCK_MS 100 /* gen odd this long: its updater died */
+#define WAL_STATUS_STUCK_MS 100 /* gen odd this long: its updater died or stopped */
 #define WAL_STATUS_DRAIN_MS 5000 /* a broken writer's write may take this long */
 #define WAL_STATUS_STOPPED_MS 50 /* ... unless it is stopped that long */
 
@@ -161,7 +163,7 @@ static int ofd_lock(int fd, short type, off_t byte, bool wait)
 }
 
 /* Maps @fd's page (@rw: writable); a writer (@init) initialises it under
- * flock when it is new or another log's. NULL on failure (errno set). */
+ * LOCK_INIT when it is new or another log's. NULL on failure (errno set). */
 static struct wal_status_page *map_page(int fd, uint64_t log_id, bool rw, bool init)
 {
 	bool writable = init;

@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
-# The embedding example as a user runs it: every `set` is durable in the log
-# before it is acknowledged, and a fresh process rebuilds the table by replay.
+# The embedding example as a user drives it (examples/kvstore.c): puts and
+# deletes acknowledged once durable, a checkpoint that releases the log, the
+# state rebuilt from the snapshot and the log at start; then its crash test
+# (tests/kvstore_crash.c: SIGKILL at drawn moments, a third in a checkpoint)
+# on a file, emulated pmem and a fake PMR. ROUNDS (default 40) bounds it.
 set -euo pipefail
-kv=$1
+kv=$1 crash=$2
+rounds=${ROUNDS:-40}
 dir=$(mktemp -d /var/tmp/pmwal-kv-XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-log=$dir/kv.log
-"$kv" "$log" set colour blue >/dev/null
-"$kv" "$log" set size 42 >/dev/null
-"$kv" "$log" set colour green >/dev/null
-[ "$("$kv" "$log" get colour)" = green ] || { echo "FAIL: colour"; exit 1; }
-[ "$("$kv" "$log" get size)" = 42 ] || { echo "FAIL: size"; exit 1; }
-if "$kv" "$log" get missing >/dev/null 2>&1; then echo "FAIL: missing key found"; exit 1; fi
-echo "kvstore_example: 3 passed, 0 failed"
+shm=$(mktemp -d /dev/shm/pmwal-kv-XXXXXX)
+trap 'rm -rf "$dir" "$shm"' EXIT
+export PMWAL_STATUS_DIR=$dir
+fail() { echo "FAIL: $*"; exit 1; }
+out=$(printf 'put colour blue\nput size 42\nput colour green\ndel size\nget colour\nget size\ncheckpoint\nput shape round\nquit\n' | "$kv" "$dir")
+grep -q '^value green$' <<<"$out" || fail "get colour: $out"
+grep -q '^missing$' <<<"$out" || fail "get size after del: $out"
+grep -q '^checkpoint 4$' <<<"$out" || fail "checkpoint: $out"
+[ -f "$dir/snapshot" ] || fail "no snapshot"
+out=$(printf 'dump\n' | "$kv" "$dir" | sort)
+[ "$out" = "$(printf 'colour green\nend\nshape round')" ] || fail "state after restart: $out"
+out=$(printf 'frobnicate\nput onlykey\n' | "$kv" "$dir")
+[ "$(grep -c '^error' <<<"$out")" = 2 ] || fail "bad lines: $out"
+"$kv" 2>/dev/null && fail "no arguments accepted"
+mkdir "$dir/file" "$dir/pmem" "$dir/fake"
+"$crash" "$kv" "$dir/file" "" "$rounds" 1
+"$crash" "$kv" "$dir/pmem" "pmem:$shm/kv.log" "$rounds" 2
+"$crash" "$kv" "$dir/fake" "fakepmr:$shm/kv.fake" "$rounds" 3
+echo "kvstore_example: passed"

@@ -2720,6 +2720,8 @@ static void run_campaign(const struct ct_opts *o, const struct ct_medium *md, in
 			break;
 		}
 	}
+	/* A campaign that crashed or hung did not remove its real targets. */
+	remove_kill_files(o, pid);
 	if (WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL) {
 		sh->c[C_recovery_crashes]++;
 		fprintf(stderr, "crashtest: FAIL recovery_crashes: signal %d (%s) at %s\n",

@@ -55,6 +55,10 @@ int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev,
 int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], char *err,
 		    size_t errlen);
 
+/* /proc/@pid/stat (lock.c): its state letter and start time (0: unknown),
+ * either may be NULL. 0 or -errno. */
+int wal_proc_stat(long pid, char *state, uint64_t *start);
+
 /* Aligned buffer for device I/O (O_DIRECT); free with free(). */
 void *wal_alloc_io(size_t bytes);
 

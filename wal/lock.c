@@ -71,24 +71,43 @@ static uint64_t pid_ns(void)
 }
 
 /* Has @pid exited (gone, or a zombie not yet reaped)? */
-static bool holder_exited(long pid)
+int wal_proc_stat(long pid, char *state, uint64_t *start)
 {
-	char path[64], buf[256];
+	char path[64], buf[1024];
+	unsigned long long t = 0;
 	FILE *f;
 
-	if (kill((pid_t)pid, 0) != 0)
-		return errno == ESRCH;
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
+		return -errno;
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 
 	fclose(f);
 	buf[n] = 0;
-	const char *p = strrchr(buf, ')'); /* the state follows the name */
+	const char *p = strrchr(buf, ')'); /* the name may hold spaces and ')' */
 
-	return p && (p[2] == 'Z' || p[2] == 'X');
+	if (!p || !p[1] || !p[2])
+		return -EINVAL;
+	if (state)
+		*state = p[2];
+	if (start) {
+		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+				  "%*d %*d %*d %*d %*d %llu",
+			   &t) != 1)
+			t = 0;
+		*start = t;
+	}
+	return 0;
+}
+
+static bool holder_exited(long pid)
+{
+	char state;
+
+	if (kill((pid_t)pid, 0) != 0)
+		return errno == ESRCH;
+	return wal_proc_stat(pid, &state, NULL) == 0 && (state == 'Z' || state == 'X');
 }
 
 static int lock_node(const struct pmwal_target *t, char *node, size_t len)

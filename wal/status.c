@@ -413,26 +413,11 @@ static void wake_followers(struct wal_status_page *p)
 		futex(&p->wake, FUTEX_WAKE, INT_MAX, NULL);
 }
 
-/* Field 22 of /proc/PID/stat, the process's start time (0: unknown). */
 static uint64_t pid_start_time(uint32_t pid)
 {
-	char path[64], buf[1024];
-	unsigned long long t = 0;
-	FILE *f;
+	uint64_t t = 0;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f)) {
-		char *q = strrchr(buf, ')'); /* the name may hold spaces */
-
-		if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
-				   "%*d %*d %*d %*d %*d %llu", &t) != 1)
-			t = 0;
-	}
-	fclose(f);
-	return t;
+	return wal_proc_stat(pid, NULL, &t) ? 0 : t;
 }
 
 /* Whether the process @pid that started at @start (0: unknown) lives: its
@@ -446,24 +431,12 @@ static bool pid_alive(uint32_t pid, uint64_t start)
 	return !start || !now || now == start;
 }
 
-/* "T" or "t" in /proc/PID/stat: stopped (SIGSTOP) or traced. */
+/* Stopped (SIGSTOP) or traced. */
 static bool pid_stopped(uint32_t pid)
 {
-	char path[64], buf[512];
-	FILE *f;
-	bool stopped = false;
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	if (fgets(buf, sizeof(buf), f)) {
-		char *q = strrchr(buf, ')');
-
-		stopped = q && (q[2] == 'T' || q[2] == 't');
-	}
-	fclose(f);
-	return stopped;
+	return wal_proc_stat(pid, &state, NULL) == 0 && (state == 'T' || state == 't');
 }
 
 #define OWN_EPOCH(v)  ((uint32_t)((v) >> 32))

@@ -1,386 +1,96 @@
 // SPDX-License-Identifier: MIT
 /*
- * kvstore.c - how a database embeds pmwal: a key-value store whose every put
- * and delete is durable in the log before it is acknowledged, with
- * checkpoints that let the log be released.
+ * kvstore.c - how a database embeds pmwal: a key-value store server whose
+ * every put and delete is durable in the log before it is acknowledged, with
+ * checkpoints that let the log be released. The engine is examples/kv.c.
  *
- *   kvstore DIR [--target TARGET]      TARGET: the log (default DIR/log; e.g.
- *                                      pmem:/dev/shm/kv.log, fakepmr:PATH)
+ *   kvstore DIR [--target TARGET] [--socket PATH] [--checkpoint-every N]
  *
- * One command per line on stdin, one answer per line on stdout:
+ *   TARGET   the log (default DIR/log; e.g. pmem:/dev/shm/kv.log,
+ *            fakepmr:PATH, /dev/nvme0n1)
+ *   PATH     also serve clients on this Unix socket, each on its own thread:
+ *            their writes share group commits. Without it, stdin is the one
+ *            client and end of input stops the store. With it, stdin is
+ *            not read; SIGINT or SIGTERM stops the store.
+ *   N        checkpoint after every N records (default 0: only on the
+ *            checkpoint command and when the log is full)
+ *
+ * One command per line, one answer per line:
  *   put KEY VALUE   ok LSN          (durable before the answer)
  *   del KEY         ok LSN
- *   get KEY         value VALUE | missing
+ *   get KEY         value VALUE | missing   (only durable writes are seen)
  *   checkpoint      checkpoint LSN  (the snapshot covers LSN; the log below
  *                                    LSN + 1 is released)
  *   dump            KEY VALUE lines, then "end"
- *   quit
+ *   quit            ends this client's session
  * KEY is one word; VALUE the rest of the line. A bad line gets "error ...".
- *
- * State: a hash table in memory. A checkpoint writes it to DIR/snapshot the
- * way a file must be replaced to survive a crash (write a temporary file,
- * fsync it, rename it over the old one, fsync the directory), and only then
- * releases the records it covers (pmwal_release). At start: the snapshot
- * (the LSN it covers), then the log's records after that LSN.
+ * When the log fails (an I/O error, a full log no checkpoint can free), the
+ * store answers "error ..." and exits 1 without acknowledging anything more;
+ * a restart recovers. Crash-only: a kill at any moment loses nothing that
+ * was acknowledged.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <pmwal.h>
 
-/* ---- the table: open addressing, linear probing ------------------------ */
+#include "kv.h"
 
-struct slot {
-	char *key; /* NULL: empty; TOMB: deleted */
-	char *value;
-};
+static struct kv *kv;
 
-static char tomb;
-#define TOMB (&tomb)
-
-static struct slot *slots;
-static size_t nslots, used, live;
-
-static uint64_t hash(const char *s)
+static int write_all(int fd, const char *p, size_t n)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-	return h;
-}
-
-static struct slot *find(const char *key, bool for_insert)
-{
-	struct slot *tombstone = NULL;
-
-	for (size_t i = hash(key) & (nslots - 1);; i = (i + 1) & (nslots - 1)) {
-		struct slot *s = &slots[i];
-
-		if (!s->key)
-			return for_insert ? (tombstone ? tombstone : s) : NULL;
-		if (s->key == TOMB) {
-			if (!tombstone)
-				tombstone = s;
-		} else if (!strcmp(s->key, key)) {
-			return s;
-		}
-	}
-}
-
-static void grow(void)
-{
-	struct slot *old = slots;
-	size_t n = nslots;
-
-	nslots = n ? n * 2 : 1024;
-	slots = calloc(nslots, sizeof(*slots));
-	if (!slots) {
-		perror("kvstore");
-		exit(1);
-	}
-	used = live = 0;
-	for (size_t i = 0; i < n; i++)
-		if (old[i].key && old[i].key != TOMB) {
-			*find(old[i].key, true) = old[i];
-			used++;
-			live++;
-		}
-	free(old);
-}
-
-static void table_put(const char *key, const char *value)
-{
-	if ((used + 1) * 10 >= nslots * 7)
-		grow();
-	struct slot *s = find(key, true);
-
-	if (s->key && s->key != TOMB) {
-		free(s->value);
-	} else {
-		if (!s->key)
-			used++;
-		live++;
-		s->key = strdup(key);
-	}
-	s->value = strdup(value);
-	if (!s->key || !s->value) {
-		perror("kvstore");
-		exit(1);
-	}
-}
-
-static void table_del(const char *key)
-{
-	struct slot *s = find(key, false);
-
-	if (!s)
-		return;
-	free(s->key);
-	free(s->value);
-	s->key = TOMB;
-	s->value = NULL;
-	live--;
-}
-
-/* ---- records: "P" KEY "\0" VALUE, or "D" KEY ---------------------------- */
-
-static int apply(const void *rec, size_t len)
-{
-	const char *r = rec;
-	char *buf = malloc(len + 1);
-
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, r, len);
-	buf[len] = 0;
-	int rc = 0;
-
-	if (len >= 2 && buf[0] == 'P' && strlen(buf + 1) + 1 < len)
-		table_put(buf + 1, buf + 1 + strlen(buf + 1) + 1);
-	else if (len >= 2 && buf[0] == 'D')
-		table_del(buf + 1);
-	else
-		rc = -EINVAL;
-	free(buf);
-	return rc;
-}
-
-/* ---- the snapshot ------------------------------------------------------ */
-
-#define SNAP_MAGIC "PMKVSNP1"
-
-static char snap_path[4096], snap_tmp[4096], dir_path[4096];
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	for (const char *c = p; n;) {
-		ssize_t w = write(fd, c, n);
+	while (n) {
+		ssize_t w = write(fd, p, n);
 
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w < 0)
-			return -errno;
-		c += w;
+		if (w <= 0)
+			return -1;
+		p += w;
 		n -= (size_t)w;
 	}
 	return 0;
 }
 
-/* The table as of @lsn, replacing the old snapshot only once it is durable. */
-static int snapshot_write(uint64_t lsn)
+static int reply(int fd, const char *fmt, ...)
 {
-	int fd = open(snap_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	int rc = fd < 0 ? -errno : 0;
-	uint64_t n = live;
+	char buf[512];
+	va_list ap;
 
-	if (!rc)
-		rc = write_all(fd, SNAP_MAGIC, 8);
-	if (!rc)
-		rc = write_all(fd, &lsn, 8);
-	if (!rc)
-		rc = write_all(fd, &n, 8);
-	for (size_t i = 0; !rc && i < nslots; i++) {
-		struct slot *s = &slots[i];
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 
-		if (!s->key || s->key == TOMB)
-			continue;
-		uint32_t kl = (uint32_t)strlen(s->key), vl = (uint32_t)strlen(s->value);
-
-		rc = write_all(fd, &kl, 4);
-		if (!rc)
-			rc = write_all(fd, &vl, 4);
-		if (!rc)
-			rc = write_all(fd, s->key, kl);
-		if (!rc)
-			rc = write_all(fd, s->value, vl);
-	}
-	if (!rc && fsync(fd))
-		rc = -errno;
-	if (fd >= 0 && close(fd) && !rc)
-		rc = -errno;
-	if (!rc && rename(snap_tmp, snap_path))
-		rc = -errno;
-	if (!rc) { /* the rename itself, durable */
-		int d = open(dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		rc = d < 0 || fsync(d) ? -errno : 0;
-		if (d >= 0)
-			close(d);
-	}
-	return rc;
+	va_end(ap);
+	return write_all(fd, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
-/* Loads the snapshot; *@lsn is what it covers (0: none). */
-static int snapshot_load(uint64_t *lsn)
+/* One client: lines from @in, answers to @out. Returns when it quits or
+ * its input ends. */
+static void serve(FILE *in, int out)
 {
-	FILE *f = fopen(snap_path, "rbe");
-	char magic[8];
-	uint64_t n;
-
-	*lsn = 0;
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	int rc = fread(magic, 8, 1, f) == 1 && !memcmp(magic, SNAP_MAGIC, 8) &&
-			 fread(lsn, 8, 1, f) == 1 && fread(&n, 8, 1, f) == 1
-		     ? 0
-		     : -EINVAL;
-
-	for (uint64_t i = 0; !rc && i < n; i++) {
-		uint32_t kl, vl;
-
-		if (fread(&kl, 4, 1, f) != 1 || fread(&vl, 4, 1, f) != 1 || kl > (1u << 20) ||
-		    vl > (1u << 24)) {
-			rc = -EINVAL;
-			break;
-		}
-		char *k = malloc(kl + 1), *v = malloc(vl + 1);
-
-		if (!k || !v || fread(k, 1, kl, f) != kl || fread(v, 1, vl, f) != vl) {
-			rc = -EINVAL;
-		} else {
-			k[kl] = v[vl] = 0;
-			table_put(k, v);
-		}
-		free(k);
-		free(v);
-	}
-	fclose(f);
-	return rc;
-}
-
-/* ---- the store ------------------------------------------------------- */
-
-static struct pmwal *w;
-static int checkpoint(uint64_t *lsn);
-
-static int log_append(char op, const char *key, const char *value, uint64_t *lsn)
-{
-	size_t kl = strlen(key), vl = value ? strlen(value) : 0;
-	size_t len = 1 + kl + (value ? 1 + vl : 0);
-	char *rec = malloc(len);
-
-	if (!rec)
-		return -ENOMEM;
-	rec[0] = op;
-	memcpy(rec + 1, key, kl);
-	if (value) {
-		rec[1 + kl] = 0;
-		memcpy(rec + 2 + kl, value, vl);
-	}
-	int rc = pmwal_append(w, rec, len, lsn); /* durable when it returns */
-
-	if (rc == PMWAL_EFULL) { /* the log holds what no snapshot does: take one */
-		uint64_t at;
-
-		rc = checkpoint(&at);
-		if (!rc)
-			rc = pmwal_append(w, rec, len, lsn);
-	}
-	free(rec);
-	return rc;
-}
-
-static int checkpoint(uint64_t *lsn)
-{
-	int rc;
-
-	*lsn = pmwal_durable_lsn(w); /* everything applied is durable */
-	if ((rc = snapshot_write(*lsn)) != 0)
-		return rc;
-	return pmwal_release(w, *lsn + 1); /* only now: the snapshot holds them */
-}
-
-static int start(const char *target)
-{
-	char err[512] = "";
-	struct pmwal_options o = {.target = target, .errmsg_buf = err, .errmsg_len = sizeof(err)};
-	uint64_t snap_lsn;
-	int rc = snapshot_load(&snap_lsn);
-
-	if (rc) {
-		fprintf(stderr, "kvstore: %s: %s\n", snap_path, strerror(-rc));
-		return 1;
-	}
-	rc = pmwal_open(&o, &w);
-	if (rc == -ENOENT && !snap_lsn) {
-		o.flags = PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL;
-		o.capacity_bytes = 64u << 20;
-		rc = pmwal_open(&o, &w);
-	}
-	if (rc) {
-		fprintf(stderr, "kvstore: %s: %s\n", target, err[0] ? err : pmwal_strerror(rc));
-		return 1;
-	}
-	struct pmwal_info info;
-	struct pmwal_iter *it;
-	uint64_t lsn;
-	const void *data;
-	size_t len;
-
-	pmwal_stat(w, &info);
-	if (info.head_lsn > snap_lsn + 1) {
-		fprintf(stderr,
-			"kvstore: the log starts at LSN %" PRIu64 " but the snapshot covers "
-			"only up to %" PRIu64 ": records between are gone\n",
-			info.head_lsn, snap_lsn);
-		return 1;
-	}
-	/* Replay what the snapshot does not hold. */
-	uint64_t from = snap_lsn + 1 > info.head_lsn ? snap_lsn + 1 : info.head_lsn;
-
-	if (from < info.next_lsn) {
-		if ((rc = pmwal_iter_open(w, from, &it)) != 0) {
-			fprintf(stderr, "kvstore: replay: %s\n", pmwal_errmsg(w));
-			return 1;
-		}
-		while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1)
-			if (lsn > snap_lsn && apply(data, len)) {
-				fprintf(stderr, "kvstore: LSN %" PRIu64 " is not a record of ours\n",
-					lsn);
-				return 1;
-			}
-		pmwal_iter_close(it);
-		if (rc < 0) {
-			fprintf(stderr, "kvstore: replay: %s\n", pmwal_errmsg(w));
-			return 1;
-		}
-	}
-	return 0;
-}
-
-int main(int argc, char **argv)
-{
-	char target[4096], *line = NULL;
+	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
 
-	if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--target"))) {
-		fprintf(stderr, "usage: kvstore DIR [--target TARGET]\n");
-		return 2;
-	}
-	snprintf(dir_path, sizeof(dir_path), "%s", argv[1]);
-	snprintf(snap_path, sizeof(snap_path), "%s/snapshot", argv[1]);
-	snprintf(snap_tmp, sizeof(snap_tmp), "%s/snapshot.tmp", argv[1]);
-	snprintf(target, sizeof(target), "%s", argc == 4 ? argv[3] : "");
-	if (argc == 2)
-		snprintf(target, sizeof(target), "%s/log", argv[1]);
-	grow();
-	if (start(target))
-		return 1;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((n = getline(&line, &cap, stdin)) > 0) {
+	while ((n = getline(&line, &cap, in)) > 0) {
 		if (line[n - 1] == '\n')
 			line[--n] = 0;
-		char *cmd = line, *key = strchr(line, ' '), *value = NULL;
+		char *cmd = line, *key = strchr(line, ' '), *value = NULL, *v;
 		uint64_t lsn;
-		int rc = 0;
+		int rc = 0, wr = 0;
 
 		if (key) {
 			*key++ = 0;
@@ -389,48 +99,200 @@ int main(int argc, char **argv)
 				*value++ = 0;
 		}
 		if (!strcmp(cmd, "put") && key && *key && value) {
-			if (!(rc = log_append('P', key, value, &lsn))) {
-				table_put(key, value);
-				printf("ok %" PRIu64 "\n", lsn);
-			}
+			if (!(rc = kv_put(kv, key, value, &lsn)))
+				wr = reply(out, "ok %" PRIu64 "\n", lsn);
 		} else if (!strcmp(cmd, "del") && key && *key && !value) {
-			if (!(rc = log_append('D', key, NULL, &lsn))) {
-				table_del(key);
-				printf("ok %" PRIu64 "\n", lsn);
-			}
+			if (!(rc = kv_del(kv, key, &lsn)))
+				wr = reply(out, "ok %" PRIu64 "\n", lsn);
 		} else if (!strcmp(cmd, "get") && key && *key && !value) {
-			struct slot *s = find(key, false);
-
-			if (s)
-				printf("value %s\n", s->value);
-			else
-				printf("missing\n");
+			if (kv_get(kv, key, &v) == 1) {
+				wr = write_all(out, "value ", 6) || write_all(out, v, strlen(v)) ||
+				     write_all(out, "\n", 1);
+				free(v);
+			} else {
+				wr = reply(out, "missing\n");
+			}
 		} else if (!strcmp(cmd, "checkpoint") && !key) {
-			if (!(rc = checkpoint(&lsn)))
-				printf("checkpoint %" PRIu64 "\n", lsn);
+			if (!(rc = kv_checkpoint(kv, &lsn)))
+				wr = reply(out, "checkpoint %" PRIu64 "\n", lsn);
 		} else if (!strcmp(cmd, "dump") && !key) {
-			for (size_t i = 0; i < nslots; i++)
-				if (slots[i].key && slots[i].key != TOMB)
-					printf("%s %s\n", slots[i].key, slots[i].value);
-			printf("end\n");
+			char *buf;
+			size_t len;
+
+			if (!(rc = kv_dump(kv, &buf, &len))) {
+				wr = write_all(out, buf, len) || reply(out, "end\n");
+				free(buf);
+			}
 		} else if (!strcmp(cmd, "quit") && !key) {
 			break;
 		} else {
-			printf("error: unknown command or arguments: %s\n", cmd);
+			wr = reply(out, "error: unknown command or arguments: %s\n", cmd);
 		}
-		if (rc) {
-			/* Nothing acknowledged: the store stops (a failed log is
-			 * sticky; a restart runs recovery). */
-			printf("error %s: %s\n", pmwal_strerror(rc), pmwal_errmsg(w));
-			fprintf(stderr, "kvstore: %s\n", pmwal_errmsg(w));
-			pmwal_close(w);
-			return 1;
+		if (rc == -EINVAL) { /* the client's mistake: the store goes on */
+			wr = reply(out, "error: %s\n", kv_errmsg());
+		} else if (rc) {
+			/* Nothing more is acknowledged: the store stops (a failed
+			 * log is sticky; a restart runs recovery). */
+			reply(out, "error %s: %s\n", pmwal_strerror(rc), kv_errmsg());
+			fprintf(stderr, "kvstore: %s\n", kv_errmsg());
+			_exit(1);
 		}
+		if (wr) /* the client went away */
+			break;
 	}
 	free(line);
-	int rc = pmwal_close(w);
+}
 
-	if (rc)
-		fprintf(stderr, "kvstore: close: %s\n", pmwal_strerror(rc));
-	return rc ? 1 : 0;
+/* ---- the Unix socket: one thread per client ------------------------------ */
+
+#define CLIENTS_MAX 1024
+
+static struct client {
+	pthread_t tid;
+	int fd;
+	bool used, finished;
+} clients[CLIENTS_MAX];
+static pthread_mutex_t clients_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+	FILE *in = fdopen(dup(c->fd), "r");
+
+	if (in) {
+		serve(in, c->fd);
+		fclose(in);
+	}
+	pthread_mutex_lock(&clients_mu);
+	c->finished = true;
+	pthread_mutex_unlock(&clients_mu);
+	return NULL;
+}
+
+/* Joins clients that finished; with @all, ends every session first. */
+static void reap_clients(bool all)
+{
+	for (int i = 0; i < CLIENTS_MAX; i++) {
+		pthread_mutex_lock(&clients_mu);
+		bool used = clients[i].used, done = clients[i].finished;
+
+		pthread_mutex_unlock(&clients_mu);
+		if (!used || (!done && !all))
+			continue;
+		if (!done)
+			shutdown(clients[i].fd, SHUT_RD); /* its getline() ends */
+		pthread_join(clients[i].tid, NULL);
+		close(clients[i].fd);
+		clients[i].used = clients[i].finished = false;
+	}
+}
+
+static int serve_socket(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	sigset_t stop;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "kvstore: socket path too long (at most %zu bytes): %s\n",
+			sizeof(sa.sun_path) - 1, path);
+		return 1;
+	}
+	strcpy(sa.sun_path, path);
+	/* SIGINT and SIGTERM arrive through a descriptor, only on this thread. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	int sfd = signalfd(-1, &stop, SFD_CLOEXEC);
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (sfd < 0 || lfd < 0) {
+		perror("kvstore: socket");
+		return 1;
+	}
+	unlink(path); /* a socket left by a killed store */
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 128)) {
+		fprintf(stderr, "kvstore: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	fprintf(stderr, "kvstore: serving on %s\n", path);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = lfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+
+		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+			break;
+		reap_clients(false);
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		int i = 0;
+
+		while (i < CLIENTS_MAX && clients[i].used)
+			i++;
+		if (i == CLIENTS_MAX) {
+			reply(fd, "error: too many clients (%d)\n", CLIENTS_MAX);
+			close(fd);
+			continue;
+		}
+		clients[i] = (struct client){.fd = fd, .used = true};
+		if (pthread_create(&clients[i].tid, NULL, client_main, &clients[i])) {
+			reply(fd, "error: no thread for this client\n");
+			close(fd);
+			clients[i].used = false;
+		}
+	}
+	close(lfd);
+	unlink(path);
+	reap_clients(true);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct kv_options o = {0};
+	const char *sock = NULL;
+	char err[1024];
+
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--target") && i + 1 < argc)
+			o.target = argv[++i];
+		else if (!strcmp(argv[i], "--socket") && i + 1 < argc)
+			sock = argv[++i];
+		else if (!strcmp(argv[i], "--checkpoint-every") && i + 1 < argc) {
+			char *end;
+
+			errno = 0;
+			o.checkpoint_every = strtoull(argv[++i], &end, 10);
+			if (errno || *end || argv[i][0] < '0' || argv[i][0] > '9')
+				argc = 0;
+		} else
+			argc = 0;
+	}
+	if (argc < 2 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: kvstore DIR [--target TARGET] [--socket PATH] "
+				"[--checkpoint-every N]\n");
+		return 2;
+	}
+	o.dir = argv[1];
+	signal(SIGPIPE, SIG_IGN);
+	if (kv_open(&o, &kv, err, sizeof(err))) {
+		fprintf(stderr, "kvstore: %s\n", err);
+		return 1;
+	}
+	int rc = 0;
+
+	if (sock)
+		rc = serve_socket(sock);
+	else
+		serve(stdin, STDOUT_FILENO);
+	if (kv_close(kv)) {
+		fprintf(stderr, "kvstore: %s\n", kv_errmsg());
+		rc = 1;
+	}
+	return rc;
 }

@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kv.c - the example store's engine: how a database embeds pmwal (kv.h).
+ *
+ * A write: the record ("P" KEY NUL VALUE, or "D" KEY) is staged with
+ * pmwal_append_async(), then pmwal_wait() makes it durable; concurrent
+ * writers share group writes. The table changes in the record's durability
+ * callback, which pmwal runs one at a time in LSN order: so the table always
+ * holds exactly the durable records applied in LSN order, which is what a
+ * restart rebuilds from the snapshot and the log, and a get never sees a
+ * write that a crash could take back. The writer returns once its callback
+ * has run.
+ *
+ * A checkpoint writes the table as of the last applied LSN L to DIR/snapshot
+ * the way a file must be replaced to survive a crash (a temporary file,
+ * fsync, rename over the old one, fsync of the directory) and only then
+ * releases the log below L + 1. It holds the table while it writes (gets and
+ * callbacks wait; the log's writes go on); a larger store would snapshot
+ * copy-on-write. A full log (PMWAL_EFULL) is checkpointed and the write
+ * retried. At start: the snapshot (the LSN it covers), then the log's
+ * records after that LSN.
+ */
+#include "kv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pmwal.h>
+
+#define KEY_MAX 1024
+#define VALUE_MAX (1u << 20)
+#define SNAP_MAGIC "PMKVSNP1"
+
+struct slot {
+	char *key; /* NULL: empty; TOMB: deleted */
+	char *value;
+};
+
+static char tomb;
+#define TOMB (&tomb)
+
+struct kv {
+	struct pmwal *w;
+	pthread_mutex_t mu; /* the table, applied_lsn */
+	struct slot *slots;
+	size_t nslots, used, live;
+	uint64_t applied_lsn; /* every record up to it is in the table */
+	pthread_mutex_t ckpt_mu; /* one checkpoint at a time */
+	uint64_t checkpoint_every;
+	char snap_path[4096], snap_tmp[4096], dir_path[4096];
+};
+
+static _Thread_local char errbuf[1024];
+
+const char *kv_errmsg(void)
+{
+	return errbuf;
+}
+
+static int fail(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+struct pmwal *kv_log(struct kv *kv)
+{
+	return kv->w;
+}
+
+/* ---- the table: open addressing, linear probing (under kv->mu) ---------- */
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+static struct slot *find(struct kv *kv, const char *key, bool for_insert)
+{
+	struct slot *tombstone = NULL;
+	size_t mask = kv->nslots - 1;
+
+	for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+		struct slot *s = &kv->slots[i];
+
+		if (!s->key)
+			return for_insert ? (tombstone ? tombstone : s) : NULL;
+		if (s->key == TOMB) {
+			if (!tombstone)
+				tombstone = s;
+		} else if (!strcmp(s->key, key)) {
+			return s;
+		}
+	}
+}
+
+static int grow(struct kv *kv)
+{
+	struct slot *old = kv->slots;
+	size_t n = kv->nslots;
+	/* Tombstones count as used: rebuild at the same size when they fill it. */
+	size_t want = kv->live * 10 >= n * 5 || !n ? (n ? n * 2 : 1024) : n;
+	struct slot *fresh = calloc(want, sizeof(*fresh));
+
+	if (!fresh)
+		return -ENOMEM;
+	kv->slots = fresh;
+	kv->nslots = want;
+	kv->used = kv->live = 0;
+	for (size_t i = 0; i < n; i++)
+		if (old[i].key && old[i].key != TOMB) {
+			*find(kv, old[i].key, true) = old[i];
+			kv->used++;
+			kv->live++;
+		}
+	free(old);
+	return 0;
+}
+
+/* Takes ownership of @key and @value (malloc()ed). */
+static int table_put(struct kv *kv, char *key, char *value)
+{
+	if ((kv->used + 1) * 10 >= kv->nslots * 7 && grow(kv)) {
+		free(key);
+		free(value);
+		return -ENOMEM;
+	}
+	struct slot *s = find(kv, key, true);
+
+	if (s->key && s->key != TOMB) {
+		free(s->value);
+		free(key);
+	} else {
+		if (!s->key)
+			kv->used++;
+		kv->live++;
+		s->key = key;
+	}
+	s->value = value;
+	return 0;
+}
+
+static void table_del(struct kv *kv, const char *key)
+{
+	struct slot *s = find(kv, key, false);
+
+	if (!s)
+		return;
+	free(s->key);
+	free(s->value);
+	s->key = TOMB;
+	s->value = NULL;
+	kv->live--;
+}
+
+/* ---- records: "P" KEY "\0" VALUE, or "D" KEY ----------------------------- */
+
+static int apply(struct kv *kv, const void *rec, size_t len)
+{
+	const char *r = rec;
+	const char *nul = len > 1 ? memchr(r + 1, 0, len - 1) : NULL;
+
+	if (len >= 2 && r[0] == 'P' && nul && nul > r + 1) {
+		size_t kl = (size_t)(nul - r - 1), vl = len - kl - 2;
+		char *k = strndup(r + 1, kl), *v = malloc(vl + 1);
+
+		if (!k || !v) {
+			free(k);
+			free(v);
+			return -ENOMEM;
+		}
+		memcpy(v, nul + 1, vl);
+		v[vl] = 0;
+		return table_put(kv, k, v);
+	}
+	if (len >= 2 && r[0] == 'D' && !nul) {
+		char *k = strndup(r + 1, len - 1);
+
+		if (!k)
+			return -ENOMEM;
+		table_del(kv, k);
+		free(k);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* ---- the snapshot -------------------------------------------------------- */
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	for (const char *c = p; n;) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The table as of @lsn (kv->mu held), replacing the old snapshot only once it
+ * is durable. Buffered: one write per 64 KiB. */
+static int snapshot_write(struct kv *kv, uint64_t lsn)
+{
+	int fd = open(kv->snap_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int rc = fd < 0 ? -errno : 0;
+	size_t cap = 64 << 10, used = 0;
+	char *buf = malloc(cap);
+	uint64_t n = kv->live;
+
+	if (!buf)
+		rc = -ENOMEM;
+#define PUT(p, len)                                                                      \
+	do {                                                                             \
+		size_t l_ = (len);                                                       \
+		if (!rc && used + l_ > cap) {                                            \
+			rc = write_all(fd, buf, used);                                   \
+			used = 0;                                                        \
+		}                                                                        \
+		if (!rc && l_ > cap)                                                     \
+			rc = write_all(fd, (p), l_);                                     \
+		else if (!rc) {                                                          \
+			memcpy(buf + used, (p), l_);                                     \
+			used += l_;                                                      \
+		}                                                                        \
+	} while (0)
+	PUT(SNAP_MAGIC, 8);
+	PUT(&lsn, 8);
+	PUT(&n, 8);
+	for (size_t i = 0; !rc && i < kv->nslots; i++) {
+		struct slot *s = &kv->slots[i];
+
+		if (!s->key || s->key == TOMB)
+			continue;
+		uint32_t kl = (uint32_t)strlen(s->key), vl = (uint32_t)strlen(s->value);
+
+		PUT(&kl, 4);
+		PUT(&vl, 4);
+		PUT(s->key, kl);
+		PUT(s->value, vl);
+	}
+#undef PUT
+	if (!rc && used)
+		rc = write_all(fd, buf, used);
+	free(buf);
+	if (!rc && fsync(fd))
+		rc = -errno;
+	if (fd >= 0 && close(fd) && !rc)
+		rc = -errno;
+	if (!rc && rename(kv->snap_tmp, kv->snap_path))
+		rc = -errno;
+	if (!rc) { /* the rename itself, durable */
+		int d = open(kv->dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		rc = d < 0 || fsync(d) ? -errno : 0;
+		if (d >= 0)
+			close(d);
+	}
+	if (rc)
+		fail(rc, "snapshot %s: %s", kv->snap_path, strerror(-rc));
+	return rc;
+}
+
+/* Loads the snapshot; *@lsn is what it covers (0: none). */
+static int snapshot_load(struct kv *kv, uint64_t *lsn)
+{
+	FILE *f = fopen(kv->snap_path, "rbe");
+	char magic[8];
+	uint64_t n;
+
+	*lsn = 0;
+	if (!f)
+		return errno == ENOENT ? 0 : fail(-errno, "%s: %s", kv->snap_path, strerror(errno));
+	int rc = fread(magic, 8, 1, f) == 1 && !memcmp(magic, SNAP_MAGIC, 8) &&
+			 fread(lsn, 8, 1, f) == 1 && fread(&n, 8, 1, f) == 1
+		     ? 0
+		     : -EINVAL;
+
+	for (uint64_t i = 0; !rc && i < n; i++) {
+		uint32_t kl, vl;
+
+		if (fread(&kl, 4, 1, f) != 1 || fread(&vl, 4, 1, f) != 1 || !kl ||
+		    kl > KEY_MAX || vl > VALUE_MAX) {
+			rc = -EINVAL;
+			break;
+		}
+		char *k = malloc(kl + 1), *v = malloc(vl + 1);
+
+		if (!k || !v || fread(k, 1, kl, f) != kl || fread(v, 1, vl, f) != vl) {
+			free(k);
+			free(v);
+			rc = -EINVAL;
+		} else {
+			k[kl] = v[vl] = 0;
+			rc = table_put(kv, k, v);
+		}
+	}
+	fclose(f);
+	if (rc)
+		fail(rc, "%s: %s", kv->snap_path,
+		     rc == -EINVAL ? "not a snapshot of this store, or damaged" : strerror(-rc));
+	return rc;
+}
+
+/* ---- writes ------------------------------------------------------------- */
+
+struct pending {
+	struct kv *kv;
+	const void *rec;
+	size_t len;
+	pthread_cond_t done_cv;
+	bool done;
+	int status;
+};
+
+/* pmwal's durability callback: in LSN order, one at a time. */
+static void durable(void *arg, uint64_t lsn, int status)
+{
+	struct pending *p = arg;
+	struct kv *kv = p->kv;
+
+	pthread_mutex_lock(&kv->mu);
+	if (!status) {
+		status = apply(kv, p->rec, p->len);
+		if (!status)
+			kv->applied_lsn = lsn;
+	}
+	p->status = status;
+	p->done = true;
+	pthread_cond_signal(&p->done_cv);
+	pthread_mutex_unlock(&kv->mu);
+}
+
+static int log_write(struct kv *kv, const void *rec, size_t len, uint64_t *lsn_out)
+{
+	struct pending p = {.kv = kv, .rec = rec, .len = len};
+	uint64_t lsn = 0;
+	int rc;
+
+	pthread_cond_init(&p.done_cv, NULL);
+	for (int tries = 0;; tries++) {
+		rc = pmwal_append_async(kv->w, rec, len, durable, &p, &lsn);
+		if (rc != PMWAL_EFULL || tries == 3)
+			break;
+		/* The log holds what no snapshot does: take one, then retry. */
+		uint64_t at;
+
+		if ((rc = kv_checkpoint(kv, &at)) != 0)
+			break;
+	}
+	if (rc) {
+		pthread_cond_destroy(&p.done_cv);
+		return fail(rc, "append: %s", pmwal_errmsg(kv->w));
+	}
+	/* Lead or join the group that makes it durable; the callback may run
+	 * on another thread, so its own completion is what counts. */
+	int wrc = pmwal_wait(kv->w, lsn);
+
+	pthread_mutex_lock(&kv->mu);
+	while (!p.done)
+		pthread_cond_wait(&p.done_cv, &kv->mu);
+	pthread_mutex_unlock(&kv->mu);
+	pthread_cond_destroy(&p.done_cv);
+	rc = p.status ? p.status : wrc;
+	if (rc)
+		return fail(rc, "append: %s", pmwal_errmsg(kv->w));
+	if (lsn_out)
+		*lsn_out = lsn;
+	if (kv->checkpoint_every && lsn % kv->checkpoint_every == 0) {
+		uint64_t at;
+
+		return kv_checkpoint(kv, &at);
+	}
+	return 0;
+}
+
+static bool key_ok(const char *key)
+{
+	size_t n = key ? strlen(key) : 0;
+
+	return n && n <= KEY_MAX && !strpbrk(key, " \t\r\n");
+}
+
+int kv_put(struct kv *kv, const char *key, const char *value, uint64_t *lsn)
+{
+	if (!key_ok(key) || !value || strlen(value) > VALUE_MAX || strchr(value, '\n'))
+		return fail(-EINVAL, "put: a key is 1..%d bytes without blanks, a value at most "
+				     "%u bytes without a newline",
+			    KEY_MAX, VALUE_MAX);
+	size_t kl = strlen(key), vl = strlen(value);
+	char *rec = malloc(kl + vl + 2);
+
+	if (!rec)
+		return fail(-ENOMEM, "put: out of memory");
+	rec[0] = 'P';
+	memcpy(rec + 1, key, kl + 1);
+	memcpy(rec + 2 + kl, value, vl);
+	int rc = log_write(kv, rec, kl + vl + 2, lsn);
+
+	free(rec);
+	return rc;
+}
+
+int kv_del(struct kv *kv, const char *key, uint64_t *lsn)
+{
+	if (!key_ok(key))
+		return fail(-EINVAL, "del: a key is 1..%d bytes without blanks", KEY_MAX);
+	size_t kl = strlen(key);
+	char *rec = malloc(kl + 1);
+
+	if (!rec)
+		return fail(-ENOMEM, "del: out of memory");
+	rec[0] = 'D';
+	memcpy(rec + 1, key, kl);
+	int rc = log_write(kv, rec, kl + 1, lsn);
+
+	free(rec);
+	return rc;
+}
+
+int kv_get(struct kv *kv, const char *key, char **value)
+{
+	int found = 0;
+
+	*value = NULL;
+	if (!key_ok(key))
+		return 0;
+	pthread_mutex_lock(&kv->mu);
+	struct slot *s = find(kv, key, false);
+
+	if (s) {
+		*value = strdup(s->value);
+		found = *value ? 1 : fail(-ENOMEM, "get: out of memory");
+	}
+	pthread_mutex_unlock(&kv->mu);
+	return found;
+}
+
+int kv_dump(struct kv *kv, char **buf, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap);
+
+	if (!b)
+		return fail(-ENOMEM, "dump: out of memory");
+	pthread_mutex_lock(&kv->mu);
+	for (size_t i = 0; i < kv->nslots; i++) {
+		struct slot *s = &kv->slots[i];
+
+		if (!s->key || s->key == TOMB)
+			continue;
+		size_t kl = strlen(s->key), vl = strlen(s->value);
+
+		while (n + kl + vl + 2 > cap) {
+			char *nb = realloc(b, cap *= 2);
+
+			if (!nb) {
+				pthread_mutex_unlock(&kv->mu);
+				free(b);
+				return fail(-ENOMEM, "dump: out of memory");
+			}
+			b = nb;
+		}
+		memcpy(b + n, s->key, kl);
+		b[n + kl] = ' ';
+		memcpy(b + n + kl + 1, s->value, vl);
+		b[n + kl + 1 + vl] = '\n';
+		n += kl + vl + 2;
+	}
+	pthread_mutex_unlock(&kv->mu);
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int kv_checkpoint(struct kv *kv, uint64_t *lsn)
+{
+	int rc;
+
+	pthread_mutex_lock(&kv->ckpt_mu);
+	pthread_mutex_lock(&kv->mu);
+	*lsn = kv->applied_lsn; /* everything applied is durable */
+	rc = snapshot_write(kv, *lsn);
+	pthread_mutex_unlock(&kv->mu);
+	/* Only now: the snapshot holds them. */
+	if (!rc && (rc = pmwal_release(kv->w, *lsn + 1)) != 0)
+		fail(rc, "release: %s", pmwal_errmsg(kv->w));
+	pthread_mutex_unlock(&kv->ckpt_mu);
+	return rc;
+}
+
+/* ---- open and close ----------------------------------------------------- */
+
+static int replay(struct kv *kv, uint64_t snap_lsn)
+{
+	struct pmwal_info info;
+	struct pmwal_iter *it;
+	uint64_t lsn;
+	const void *data;
+	size_t len;
+	int rc;
+
+	pmwal_stat(kv->w, &info);
+	kv->applied_lsn = snap_lsn;
+	if (info.head_lsn > snap_lsn + 1)
+		return fail(-EINVAL,
+			    "the log starts at LSN %" PRIu64 " but the snapshot covers only "
+			    "up to %" PRIu64 ": the records between are gone",
+			    info.head_lsn, snap_lsn);
+	if (info.next_lsn <= snap_lsn)
+		return fail(-EINVAL,
+			    "the snapshot covers LSN %" PRIu64 " but the log ends at %" PRIu64
+			    ": it is not this snapshot's log",
+			    snap_lsn, info.next_lsn - 1);
+	uint64_t from = snap_lsn + 1 > info.head_lsn ? snap_lsn + 1 : info.head_lsn;
+
+	if (from >= info.next_lsn)
+		return 0;
+	if ((rc = pmwal_iter_open(kv->w, from, &it)) != 0)
+		return fail(rc, "replay: %s", pmwal_errmsg(kv->w));
+	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
+		if (lsn <= snap_lsn)
+			continue;
+		if (apply(kv, data, len)) {
+			pmwal_iter_close(it);
+			return fail(-EINVAL, "LSN %" PRIu64 " is not a record of this store", lsn);
+		}
+		kv->applied_lsn = lsn;
+	}
+	pmwal_iter_close(it);
+	return rc < 0 ? fail(rc, "replay: %s", pmwal_errmsg(kv->w)) : 0;
+}
+
+int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errlen)
+{
+	struct kv *kv = calloc(1, sizeof(*kv));
+	char target[4096], perr[512] = "";
+	uint64_t snap_lsn = 0;
+	int rc;
+
+	*out = NULL;
+	if (!kv) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&kv->mu, NULL);
+	pthread_mutex_init(&kv->ckpt_mu, NULL);
+	kv->checkpoint_every = o->checkpoint_every;
+	snprintf(kv->dir_path, sizeof(kv->dir_path), "%s", o->dir);
+	snprintf(kv->snap_path, sizeof(kv->snap_path), "%s/snapshot", o->dir);
+	snprintf(kv->snap_tmp, sizeof(kv->snap_tmp), "%s/snapshot.tmp", o->dir);
+	snprintf(target, sizeof(target), "%s", o->target ? o->target : "");
+	if (!o->target)
+		snprintf(target, sizeof(target), "%s/log", o->dir);
+	if ((rc = grow(kv)) != 0 || (rc = snapshot_load(kv, &snap_lsn)) != 0) {
+		snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" : errbuf);
+		goto out;
+	}
+	struct pmwal_options po = {.target = target,
+				   .group_window_us = o->group_window_us,
+				   .errmsg_buf = perr,
+				   .errmsg_len = sizeof(perr)};
+
+	rc = pmwal_open(&po, &kv->w);
+	if (rc == -ENOENT && !snap_lsn) {
+		po.flags = PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL;
+		po.capacity_bytes = o->capacity_bytes ? o->capacity_bytes : 64u << 20;
+		rc = pmwal_open(&po, &kv->w);
+	}
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", target, perr[0] ? perr : pmwal_strerror(rc));
+		goto out;
+	}
+	if ((rc = replay(kv, snap_lsn)) != 0)
+		snprintf(err, errlen, "%s: %s", target, errbuf);
+out:
+	if (rc)
+		kv_close(kv);
+	else
+		*out = kv;
+	return rc;
+}
+
+int kv_close(struct kv *kv)
+{
+	int rc = 0;
+
+	if (!kv)
+		return 0;
+	if (kv->w && (rc = pmwal_close(kv->w)) != 0)
+		fail(rc, "close: %s", pmwal_strerror(rc));
+	for (size_t i = 0; i < kv->nslots; i++)
+		if (kv->slots[i].key && kv->slots[i].key != TOMB) {
+			free(kv->slots[i].key);
+			free(kv->slots[i].value);
+		}
+	free(kv->slots);
+	pthread_mutex_destroy(&kv->mu);
+	pthread_mutex_destroy(&kv->ckpt_mu);
+	free(kv);
+	return rc;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kv.h - the example store's engine (examples/kv.c): a hash table whose every
+ * put and delete is durable in a pmwal log before the call returns, with
+ * checkpoints that let the log be released. Thread-safe: any number of
+ * threads may put, delete and get at once; their log records are gathered
+ * into group writes by pmwal (group commit), and the table applies them in
+ * LSN order, the order a restart replays them in. A get sees only durable
+ * writes.
+ *
+ * Used by examples/kvstore.c (the server: stdin and a Unix socket), the
+ * benchmark examples/kvbench.c, and the simulated-media crash test
+ * tests/kv_sim_crash.c.
+ */
+#ifndef PMWAL_EXAMPLE_KV_H
+#define PMWAL_EXAMPLE_KV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct kv;
+
+struct kv_options {
+	const char *dir;	   /* the snapshot lives here (required) */
+	const char *target;	   /* the log (NULL: DIR/log) */
+	uint64_t capacity_bytes;   /* when the log is created (0: 64 MiB) */
+	uint64_t checkpoint_every; /* records between automatic checkpoints (0: never) */
+	uint32_t group_window_us;  /* pmwal_options.group_window_us */
+};
+
+/* Opens (creates) the store: loads DIR/snapshot, opens the log (creates it
+ * when neither exists) and replays what the snapshot does not hold.
+ * Returns 0, or a negative errno / pmwal code with a message in @err. */
+int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errlen);
+
+/* Durable before return. *@lsn (may be NULL) gets the record's LSN.
+ * Returns 0, -EINVAL (empty or oversized key, a key with a space, NUL or
+ * newline, a value with a newline or NUL), or the log's error: the store has
+ * then failed and acknowledges nothing more (kv_errmsg() says why). */
+int kv_put(struct kv *kv, const char *key, const char *value, uint64_t *lsn);
+int kv_del(struct kv *kv, const char *key, uint64_t *lsn);
+
+/* 1 and a malloc()ed copy of the value in *@value, or 0 when missing. */
+int kv_get(struct kv *kv, const char *key, char **value);
+
+/* Writes the snapshot (the table as of *@lsn), then releases the log below
+ * it. Returns 0 or an error (kv_errmsg()). */
+int kv_checkpoint(struct kv *kv, uint64_t *lsn);
+
+/* Every live key as "KEY VALUE\n" into a malloc()ed buffer (*@len bytes). */
+int kv_dump(struct kv *kv, char **buf, size_t *len);
+
+/* What the last failing call of this thread said. */
+const char *kv_errmsg(void);
+
+/* The log's handle, for statistics. */
+struct pmwal *kv_log(struct kv *kv);
+
+/* Closes the log (no call may be in progress) and frees the table. */
+int kv_close(struct kv *kv);
+
+#endif

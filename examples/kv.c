@@ -36,11 +36,12 @@
 
 #define KEY_MAX 1024
 #define VALUE_MAX (1u << 20)
-#define SNAP_MAGIC "PMKVSNP1"
+#define SNAP_MAGIC "PMKVSNP2"
 
 struct slot {
 	char *key; /* NULL: empty; TOMB: deleted */
 	char *value;
+	uint64_t lsn; /* the record that wrote it */
 };
 
 static char tomb;
@@ -133,7 +134,7 @@ static int grow(struct kv *kv)
 }
 
 /* Takes ownership of @key and @value (malloc()ed). */
-static int table_put(struct kv *kv, char *key, char *value)
+static int table_put(struct kv *kv, char *key, char *value, uint64_t lsn)
 {
 	if ((kv->used + 1) * 10 >= kv->nslots * 7 && grow(kv)) {
 		free(key);
@@ -152,6 +153,7 @@ static int table_put(struct kv *kv, char *key, char *value)
 		s->key = key;
 	}
 	s->value = value;
+	s->lsn = lsn;
 	return 0;
 }
 
@@ -170,7 +172,7 @@ static void table_del(struct kv *kv, const char *key)
 
 /* ---- records: "P" KEY "\0" VALUE, or "D" KEY ----------------------------- */
 
-static int apply(struct kv *kv, const void *rec, size_t len)
+static int apply(struct kv *kv, uint64_t lsn, const void *rec, size_t len)
 {
 	const char *r = rec;
 	const char *nul = len > 1 ? memchr(r + 1, 0, len - 1) : NULL;
@@ -186,7 +188,7 @@ static int apply(struct kv *kv, const void *rec, size_t len)
 		}
 		memcpy(v, nul + 1, vl);
 		v[vl] = 0;
-		return table_put(kv, k, v);
+		return table_put(kv, k, v, lsn);
 	}
 	if (len >= 2 && r[0] == 'D' && !nul) {
 		char *k = strndup(r + 1, len - 1);
@@ -255,6 +257,7 @@ static int snapshot_write(struct kv *kv, uint64_t lsn)
 
 		PUT(&kl, 4);
 		PUT(&vl, 4);
+		PUT(&s->lsn, 8);
 		PUT(s->key, kl);
 		PUT(s->value, vl);
 	}
@@ -297,8 +300,10 @@ static int snapshot_load(struct kv *kv, uint64_t *lsn)
 
 	for (uint64_t i = 0; !rc && i < n; i++) {
 		uint32_t kl, vl;
+		uint64_t at;
 
-		if (fread(&kl, 4, 1, f) != 1 || fread(&vl, 4, 1, f) != 1 || !kl ||
+		if (fread(&kl, 4, 1, f) != 1 || fread(&vl, 4, 1, f) != 1 ||
+		    fread(&at, 8, 1, f) != 1 || !kl ||
 		    kl > KEY_MAX || vl > VALUE_MAX) {
 			rc = -EINVAL;
 			break;
@@ -311,7 +316,7 @@ static int snapshot_load(struct kv *kv, uint64_t *lsn)
 			rc = -EINVAL;
 		} else {
 			k[kl] = v[vl] = 0;
-			rc = table_put(kv, k, v);
+			rc = table_put(kv, k, v, at);
 		}
 	}
 	fclose(f);
@@ -340,7 +345,7 @@ static void durable(void *arg, uint64_t lsn, int status)
 
 	pthread_mutex_lock(&kv->mu);
 	if (!status) {
-		status = apply(kv, p->rec, p->len);
+		status = apply(kv, lsn, p->rec, p->len);
 		if (!status)
 			kv->applied_lsn = lsn;
 	}
@@ -437,7 +442,7 @@ int kv_del(struct kv *kv, const char *key, uint64_t *lsn)
 	return rc;
 }
 
-int kv_get(struct kv *kv, const char *key, char **value)
+int kv_get(struct kv *kv, const char *key, char **value, uint64_t *lsn)
 {
 	int found = 0;
 
@@ -449,6 +454,8 @@ int kv_get(struct kv *kv, const char *key, char **value)
 
 	if (s) {
 		*value = strdup(s->value);
+		if (lsn)
+			*lsn = s->lsn;
 		found = *value ? 1 : fail(-ENOMEM, "get: out of memory");
 	}
 	pthread_mutex_unlock(&kv->mu);
@@ -540,7 +547,7 @@ static int replay(struct kv *kv, uint64_t snap_lsn)
 	while ((rc = pmwal_iter_next(it, &lsn, &data, &len)) == 1) {
 		if (lsn <= snap_lsn)
 			continue;
-		if (apply(kv, data, len)) {
+		if (apply(kv, lsn, data, len)) {
 			pmwal_iter_close(it);
 			return fail(-EINVAL, "LSN %" PRIu64 " is not a record of this store", lsn);
 		}

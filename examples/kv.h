@@ -41,8 +41,9 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 int kv_put(struct kv *kv, const char *key, const char *value, uint64_t *lsn);
 int kv_del(struct kv *kv, const char *key, uint64_t *lsn);
 
-/* 1 and a malloc()ed copy of the value in *@value, or 0 when missing. */
-int kv_get(struct kv *kv, const char *key, char **value);
+/* 1 and a malloc()ed copy of the value in *@value, or 0 when missing.
+ * *@lsn (may be NULL) gets the LSN of the record that wrote it. */
+int kv_get(struct kv *kv, const char *key, char **value, uint64_t *lsn);
 
 /* Writes the snapshot (the table as of *@lsn), then releases the log below
  * it. Returns 0 or an error (kv_errmsg()). */

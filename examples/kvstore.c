@@ -19,6 +19,8 @@
  *   put KEY VALUE   ok LSN          (durable before the answer)
  *   del KEY         ok LSN
  *   get KEY         value VALUE | missing   (only durable writes are seen)
+ *   lsn KEY         lsn N VALUE | missing  (a get with the LSN of the
+ *                                    record that wrote the value)
  *   checkpoint      checkpoint LSN  (the snapshot covers LSN; the log below
  *                                    LSN + 1 is released)
  *   dump            KEY VALUE lines, then "end"
@@ -105,9 +107,17 @@ static void serve(FILE *in, int out)
 			if (!(rc = kv_del(kv, key, &lsn)))
 				wr = reply(out, "ok %" PRIu64 "\n", lsn);
 		} else if (!strcmp(cmd, "get") && key && *key && !value) {
-			if (kv_get(kv, key, &v) == 1) {
+			if (kv_get(kv, key, &v, NULL) == 1) {
 				wr = write_all(out, "value ", 6) || write_all(out, v, strlen(v)) ||
 				     write_all(out, "\n", 1);
+				free(v);
+			} else {
+				wr = reply(out, "missing\n");
+			}
+		} else if (!strcmp(cmd, "lsn") && key && *key && !value) {
+			if (kv_get(kv, key, &v, &lsn) == 1) {
+				wr = reply(out, "lsn %" PRIu64 " ", lsn) ||
+				     write_all(out, v, strlen(v)) || write_all(out, "\n", 1);
 				free(v);
 			} else {
 				wr = reply(out, "missing\n");

@@ -3,7 +3,8 @@
 # deletes acknowledged once durable, a checkpoint that releases the log, the
 # state rebuilt from the snapshot and the log at start; then its crash test
 # (tests/kvstore_crash.c: SIGKILL at drawn moments, a third in a checkpoint)
-# on a file, emulated pmem and a fake PMR. ROUNDS (default 40) bounds it.
+# on a file, emulated pmem and a fake PMR, with one client on stdin and with
+# 8 clients at once on the store's Unix socket. ROUNDS (default 40) bounds it.
 set -euo pipefail
 kv=$1 crash=$2
 rounds=${ROUNDS:-40}
@@ -22,8 +23,24 @@ out=$(printf 'dump\n' | "$kv" "$dir" | sort)
 out=$(printf 'frobnicate\nput onlykey\n' | "$kv" "$dir")
 [ "$(grep -c '^error' <<<"$out")" = 2 ] || fail "bad lines: $out"
 "$kv" 2>/dev/null && fail "no arguments accepted"
-mkdir "$dir/file" "$dir/pmem" "$dir/fake"
+for bad in "--checkpoint-every x" "--socket" "--frob 1"; do
+	# shellcheck disable=SC2086
+	"$kv" "$dir" $bad </dev/null 2>/dev/null && fail "accepted: $bad"
+done
+# The socket: SIGTERM stops the store cleanly and removes its socket.
+mkdir "$dir/sock"
+"$kv" "$dir/sock" --socket "$dir/sock/s" 2>/dev/null &
+pid=$!
+for _ in $(seq 100); do [ -S "$dir/sock/s" ] && break; sleep 0.05; done
+[ -S "$dir/sock/s" ] || fail "no socket"
+kill -TERM $pid
+wait $pid || fail "SIGTERM: exit $?"
+[ -e "$dir/sock/s" ] && fail "socket left behind"
+mkdir "$dir/file" "$dir/pmem" "$dir/fake" "$dir/cfile" "$dir/cpmem" "$dir/cfake"
 "$crash" "$kv" "$dir/file" "" "$rounds" 1
 "$crash" "$kv" "$dir/pmem" "pmem:$shm/kv.log" "$rounds" 2
 "$crash" "$kv" "$dir/fake" "fakepmr:$shm/kv.fake" "$rounds" 3
+"$crash" "$kv" "$dir/cfile" "" "$rounds" 4 8 2>&1 | grep -v '^kvstore: serving'
+"$crash" "$kv" "$dir/cpmem" "pmem:$shm/kvc.log" "$rounds" 5 8 2>&1 | grep -v '^kvstore: serving'
+"$crash" "$kv" "$dir/cfake" "fakepmr:$shm/kvc.fake" "$rounds" 6 8 2>&1 | grep -v '^kvstore: serving'
 echo "kvstore_example: passed"

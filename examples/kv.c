@@ -587,8 +587,18 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 				   .errmsg_buf = perr,
 				   .errmsg_len = sizeof(perr)};
 
+	if (o->create && snap_lsn) {
+		rc = -EEXIST;
+		snprintf(err, errlen, "%s: a snapshot exists: not creating a new log under it",
+			 kv->snap_path);
+		goto out;
+	}
+	if (o->create) {
+		po.flags = PMWAL_OPEN_CREATE;
+		po.capacity_bytes = o->capacity_bytes;
+	}
 	rc = pmwal_open(&po, &kv->w);
-	if (rc == -ENOENT && !snap_lsn) {
+	if (rc == -ENOENT && !snap_lsn && !o->create) {
 		po.flags = PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL;
 		po.capacity_bytes = o->capacity_bytes ? o->capacity_bytes : 64u << 20;
 		rc = pmwal_open(&po, &kv->w);

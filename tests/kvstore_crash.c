@@ -18,7 +18,8 @@
  * "lsn KEY") is higher: an older acknowledged value is lost, anything else is
  * a phantom. The clients read with "lsn KEY" too, and what a read saw counts
  * as acknowledged, though its writer may not have had the answer yet: a
- * read sees only durable writes.
+ * read sees only durable writes. A read that returns an older LSN than the
+ * key's top acknowledged one when it was sent is a stale read, an error.
  *
  *   kvstore_crash KVSTORE DIR [TARGET] [ROUNDS] [SEED] [CLIENTS]
  */
@@ -237,7 +238,7 @@ static struct {
 	bool has_acked[CKEYS];
 	struct op unacked[CLIENTS_MAX];	  /* per client: sent, not answered */
 	int unacked_key[CLIENTS_MAX];	  /* -1: none */
-	uint64_t writes, gets, seen_ahead, checkpoints, errors;
+	uint64_t writes, gets, seen_ahead, stale, checkpoints, errors;
 	char sock[4096];
 	bool stop;
 } cs = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -292,10 +293,15 @@ static void *client_main(void *arg)
 		int k = (int)(r % CKEYS), what = (int)(r >> 8) % 20;
 		struct op op = {.lsn = 0};
 
+		uint64_t floor = 0; /* a read must not see older than this */
+
 		if (what == 0 && a->id == 0) {
 			snprintf(cmd, sizeof(cmd), "checkpoint\n");
 		} else if (what < 6) {
 			snprintf(cmd, sizeof(cmd), "lsn k%d\n", k);
+			pthread_mutex_lock(&cs.mu);
+			floor = cs.has_acked[k] ? cs.acked[k].lsn : 0;
+			pthread_mutex_unlock(&cs.mu);
 		} else {
 			if (what > 8)
 				snprintf(op.val, sizeof(op.val), "k%d=c%d.%d.%" PRIu64, k, a->id,
@@ -331,6 +337,10 @@ static void *client_main(void *arg)
 			if (sscanf(line, "lsn %llu %55s", &lsn, v) != 2 ||
 			    strncmp(v, want, strlen(want)))
 				goto bad; /* a value never written to this key */
+			if (lsn < floor) { /* older than what was acknowledged before it */
+				fprintf(stderr, "kvstore_crash: client %d: stale read: %s", a->id, line);
+				cs.stale++;
+			}
 			if (!cs.has_acked[k] || lsn > cs.acked[k].lsn) { /* seen: durable */
 				snprintf(cs.acked[k].val, sizeof(cs.acked[k].val), "%s", v);
 				cs.acked[k].lsn = lsn;
@@ -491,8 +501,8 @@ static int concurrent(int rounds, int nclients)
 	       " writes acknowledged, %" PRIu64 " reads (%" PRIu64 " ahead of the writer's answer), %" PRIu64
 	       " checkpoints asked, %" PRIu64
 	       " unanswered writes found durable; lost %" PRIu64 ", phantoms %" PRIu64
-	       ", errors %" PRIu64 "\n",
+	       ", stale reads %" PRIu64 ", errors %" PRIu64 "\n",
 	       target ? target : "file", nclients, rounds, kills, cs.writes, cs.gets, cs.seen_ahead,
-	       cs.checkpoints, durable_unacked, lost, phantoms, cs.errors);
-	return lost || phantoms || cs.errors ? 1 : 0;
+	       cs.checkpoints, durable_unacked, lost, phantoms, cs.stale, cs.errors);
+	return lost || phantoms || cs.stale || cs.errors ? 1 : 0;
 }

@@ -19,6 +19,8 @@
 #      the same bytes pmwal bench makes (>= 90% flash, >= 80% pmem)
 #   7. bench log 4K, emulated pmem and fake PMR, 2/4/16/32 threads vs 1 thread
 #      (>= 1.6x at 2 threads, >= 1.0x above)
+#   8. the example store (examples/kvbench), 32 clients vs RocksDB sync puts
+#      (>= 5x puts/s, p99 no worse; issue 16)
 # Peers missing from this machine are reported as skipped, not failed.
 #
 # usage: bench/peers.sh PATH/TO/pmwal [PEER_BIN_DIR] [SECONDS]
@@ -206,6 +208,27 @@ for t in pmem "fakepmr:$shm/fake"; do
 		row "log ${t%%:*} $n thr appends/s (/ 1 thread: $(num "$one"))" "$a" "$one" "$r" ">=$g" "$(verdict "$r" '>=' $g)"
 	done
 done
+
+echo "== 8. the example store (examples/kv.c) vs RocksDB sync puts, 32 clients, 128 B values"
+kvb=${KVBENCH:-$(dirname "$pmwal")/../examples/kvbench}
+if [ -x "$kvb" ]; then
+	out=$("$kvb" --dir "$work" --clients 32 --seconds "$secs" --rounds 2)
+	echo "$out"
+	p=$(awk '$1 == 32 && /example store/ {print $(NF-2)}' <<<"$out")
+	q=$(awk '$1 == 32 && /RocksDB, sync/ {print $(NF-2)}' <<<"$out")
+	if [ -n "$q" ]; then
+		r=$(ratio "$p" "$q")
+		row "kv store 32 clients puts/s (pmwal / RocksDB sync)" "$p" "$q" "$r" ">=5" "$(verdict "$r" '>=' 5)"
+		p=$(awk '$1 == 32 && /example store/ {print $NF}' <<<"$out")
+		q=$(awk '$1 == 32 && /RocksDB, sync/ {print $NF}' <<<"$out")
+		r=$(ratio "$p" "$q")
+		row "kv store 32 clients p99 us (pmwal / RocksDB sync)" "$p" "$q" "$r" "<=1.0" "$(verdict "$r" '<=' 1.0)"
+	else
+		row "kv store puts/s vs RocksDB sync" "$p" "-" "-" ">=5" "skipped: kvbench built without RocksDB"
+	fi
+else
+	row "kv store puts/s vs RocksDB sync" "-" "-" "-" ">=5" "skipped: kvbench not built"
+fi
 
 echo
 printf '%-52s %14s %14s %8s %8s  %s\n' "measure" "pmwal" "peer" "ratio" "goal" "verdict"

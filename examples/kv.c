@@ -638,6 +638,7 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 	}
 	struct pmwal_options po = {.target = target,
 				   .group_window_us = o->group_window_us,
+				   .groups_in_flight = o->groups_in_flight,
 				   .errmsg_buf = perr,
 				   .errmsg_len = sizeof(perr)};
 

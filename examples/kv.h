@@ -27,6 +27,7 @@ struct kv_options {
 	uint64_t capacity_bytes;   /* when the log is created (0: 64 MiB) */
 	uint64_t checkpoint_every; /* records between automatic checkpoints (0: never) */
 	uint32_t group_window_us;  /* pmwal_options.group_window_us */
+	uint32_t groups_in_flight; /* pmwal_options.groups_in_flight */
 	/* Format the target as a new log (a device, a simulated medium).
 	 * Without it a log is created only where the target is a path that
 	 * does not exist yet and there is no snapshot. */

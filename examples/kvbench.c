@@ -10,12 +10,17 @@
  *
  *   kvbench [--dir DIR] [--clients N[,N...]] [--seconds S] [--value-bytes B]
  *           [--keys K] [--rounds R] [--target file|pmem|fakepmr]
+ *           [--group-window-us US] [--groups-in-flight G]
+ *           [--checkpoint-every N] [--no-peer]
  *
  *   DIR      where both stores live (default: the current directory; a disk
  *            file system: a tmpfs makes RocksDB's fsync free)
  *   --target where the example store's log lives: file (DIR, io_uring with
  *            O_DIRECT, the default: the like-for-like peer), pmem (a file in
  *            /dev/shm through libpmem2: emulated) or fakepmr (emulated)
+ *
+ *   --checkpoint-every N   the example store checkpoints every N records
+ *   --no-peer              the example store alone (e.g. under ThreadSanitizer)
  *
  * Built with RocksDB's C API when librocksdb-dev is installed; without it
  * the peer's rows say so.
@@ -66,6 +71,9 @@ struct store {
 };
 
 static size_t value_bytes = 128;
+static uint32_t window_us, groups_in_flight;
+static uint64_t checkpoint_every;
+static bool no_peer;
 static uint64_t nkeys = 100000;
 
 struct worker {
@@ -169,7 +177,9 @@ static int rocks_put(void *h, const char *key, size_t kl, const char *val, size_
 static void usage(void)
 {
 	fprintf(stderr, "usage: kvbench [--dir DIR] [--clients N[,N...]] [--seconds S] "
-			"[--value-bytes B] [--keys K] [--rounds R] [--target file|pmem|fakepmr]\n");
+			"[--value-bytes B] [--keys K] [--rounds R] [--target file|pmem|fakepmr]\n"
+			"               [--group-window-us US] [--groups-in-flight G]\n"
+			"               [--checkpoint-every N] [--no-peer]\n");
 	exit(2);
 }
 
@@ -207,6 +217,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(a, "--no-peer")) {
+			no_peer = true;
+			continue;
+		}
 		if (!v)
 			usage();
 		if (!strcmp(a, "--dir"))
@@ -219,6 +233,12 @@ int main(int argc, char **argv)
 			value_bytes = number(a, v, 1, 1u << 20);
 		else if (!strcmp(a, "--keys"))
 			nkeys = number(a, v, 1, 1ull << 32);
+		else if (!strcmp(a, "--group-window-us"))
+			window_us = (uint32_t)number(a, v, 0, 100000);
+		else if (!strcmp(a, "--groups-in-flight"))
+			groups_in_flight = (uint32_t)number(a, v, 1, 4);
+		else if (!strcmp(a, "--checkpoint-every"))
+			checkpoint_every = number(a, v, 1, UINT64_MAX);
 		else if (!strcmp(a, "--rounds"))
 			rounds = (int)number(a, v, 1, 100);
 		else if (!strcmp(a, "--target") &&
@@ -260,6 +280,8 @@ int main(int argc, char **argv)
 				bool rocks = (turn == 0) == (round % 2 == 0);
 				struct result r;
 
+				if (rocks && no_peer)
+					continue;
 				if (!rocks) {
 					struct kv *kv;
 					char err[1024];
@@ -273,7 +295,10 @@ int main(int argc, char **argv)
 					mkdir(kvdir, 0755);
 					struct kv_options o = {.dir = kvdir,
 							       .target = target[0] ? target : NULL,
-							       .capacity_bytes = 256u << 20};
+							       .capacity_bytes = 256u << 20,
+							       .group_window_us = window_us,
+							       .checkpoint_every = checkpoint_every,
+							       .groups_in_flight = groups_in_flight};
 
 					if (kv_open(&o, &kv, err, sizeof(err))) {
 						fprintf(stderr, "kvbench: the example store: %s\n", err);
@@ -344,7 +369,7 @@ int main(int argc, char **argv)
 			       (double)mine.p99 / (double)peer.p99);
 		} else {
 			printf("%8d  %-28s %12s\n", counts[c], "RocksDB, sync writes",
-			       "skipped: built without librocksdb-dev");
+			       no_peer ? "skipped: --no-peer" : "skipped: built without librocksdb-dev");
 		}
 		fflush(stdout);
 	}

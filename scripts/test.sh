@@ -26,9 +26,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # under TSan; stress_threads and pmwal crashtest are plain programs): many
 # appender threads on each medium with follower threads reading live, the
 # random crash campaign's threaded rounds with async appends and callbacks,
-# and the takeover campaign's processes.
-echo "== ThreadSanitizer build (stress_threads, crashtest_random, crashtest_inflight, crashtest_takeover)"
+# the takeover campaign's processes, and the example store's writer threads.
+echo "== ThreadSanitizer build (stress_threads, crashtest_random, crashtest_inflight, crashtest_takeover, kv_threads)"
 TSAN_OPTIONS=halt_on_error=1 \
 	run build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMWAL_TSAN=ON \
-	-R '^(stress_threads|crashtest_random|crashtest_inflight|crashtest_takeover)$' || status=1
+	-R '^(stress_threads|crashtest_random|crashtest_inflight|crashtest_takeover|kv_threads)$' || status=1
 exit $status

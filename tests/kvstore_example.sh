@@ -6,7 +6,7 @@
 # on a file, emulated pmem and a fake PMR, with one client on stdin and with
 # 8 clients at once on the store's Unix socket. ROUNDS (default 40) bounds it.
 set -euo pipefail
-kv=$1 crash=$2
+kv=$1 crash=$2 kvbench=${3:-}
 rounds=${ROUNDS:-40}
 dir=$(mktemp -d /var/tmp/pmwal-kv-XXXXXX)
 shm=$(mktemp -d /dev/shm/pmwal-kv-XXXXXX)
@@ -43,4 +43,18 @@ mkdir "$dir/file" "$dir/pmem" "$dir/fake" "$dir/cfile" "$dir/cpmem" "$dir/cfake"
 "$crash" "$kv" "$dir/cfile" "" "$rounds" 4 8 2>&1 | grep -v '^kvstore: serving'
 "$crash" "$kv" "$dir/cpmem" "pmem:$shm/kvc.log" "$rounds" 5 8 2>&1 | grep -v '^kvstore: serving'
 "$crash" "$kv" "$dir/cfake" "fakepmr:$shm/kvc.fake" "$rounds" 6 8 2>&1 | grep -v '^kvstore: serving'
+# The benchmark runs (its speed is not judged here), and refuses bad input.
+if [ -n "$kvbench" ]; then
+	out=$("$kvbench" --dir "$dir" --clients 1,4 --seconds 1 --rounds 1)
+	echo "$out"
+	[ "$(grep -c 'example store (pmwal)' <<<"$out")" = 2 ] || fail "kvbench rows: $out"
+	for bad in "--clients 0" "--clients 1,x" "--seconds -1" "--target tape" "--rounds"; do
+		# shellcheck disable=SC2086
+		rc=0
+		"$kvbench" --dir "$dir" $bad >/dev/null 2>&1 || rc=$?
+		[ $rc = 2 ] || fail "kvbench: $bad: exit $rc, not 2"
+	done
+	"$kvbench" --dir "$dir/missing" --seconds 1 >/dev/null 2>&1 && fail "kvbench: missing --dir"
+	ls "$dir" | grep -q kvbench && fail "kvbench left its directory behind"
+fi
 echo "kvstore_example: passed"

@@ -1,6 +1,7 @@
 # man3.awk - the section 3 manual of libpmwal, from wal/pmwal.h: one page per
-# public function (its comment there is its manual) and pmwal(3), the
-# header's opening comment. Run by CMake (man/CMakeLists.txt):
+# public function (its comment there is its manual), one per public struct
+# and enum (its comment, then its definition with the comment of each
+# field), and pmwal(3), the header's opening comment. Run by CMake (man/CMakeLists.txt):
 #   awk -v outdir=DIR -v version=V -f man/man3.awk wal/pmwal.h
 function esc(s) {
 	gsub(/\\/, "\\e", s)
@@ -8,7 +9,7 @@ function esc(s) {
 		s = "\\&" s
 	return s
 }
-function page(name, proto, text,   f, n, i, lines) {
+function page(name, proto, text, kind,   f, n, i, lines) {
 	f = outdir "/" name ".3"
 	print ".TH " toupper(name) " 3 \"" date "\" \"pmwal " version "\" \"libpmwal manual\"" > f
 	print ".SH NAME" > f
@@ -25,6 +26,10 @@ function page(name, proto, text,   f, n, i, lines) {
 	n = split(text, lines, "\n")
 	for (i = 1; i <= n; i++)
 		print (lines[i] == "" ? ".PP" : esc(lines[i])) > f
+	if (kind != "") {
+		print ".PP" > f
+		print "The comment beside each " kind " in the SYNOPSIS is its manual." > f
+	}
 	print ".SH SEE ALSO" > f
 	print ".BR pmwal (3)," > f
 	print ".BR pmwal (1)" > f
@@ -41,7 +46,16 @@ function summary(name, text,   s) {
 		s = substr(s, 1, 67) "..."
 	return esc(s == "" ? "libpmwal" : s)
 }
-BEGIN { incomment = 0; comment = ""; inproto = 0; pages = 0; first = "" }
+BEGIN { incomment = 0; comment = ""; inproto = 0; intype = 0; pages = 0; first = "" }
+intype {
+	body = body "\n" $0
+	if ($0 ~ /^};/) {
+		intype = 0
+		page(tname, body, comment, tkind)
+		comment = ""
+	}
+	next
+}
 inproto {
 	proto = proto "\n" $0
 	if ($0 ~ /;/) {
@@ -78,6 +92,15 @@ incomment {
 	sub(/^ *\* ?/, "", line)
 	sub(/^ *\*$/, "", line)
 	comment = comment (comment == "" ? "" : "\n") line
+	next
+}
+# A public struct or enum: its page is its definition. (enum pmwal_error is
+# written by a macro, PMWAL_ERRORS: its page shows the list.)
+/^(struct|enum) pmwal_[a-z0-9_]+ \{/ {
+	tname = $2
+	tkind = $1 == "struct" ? "field" : "value"
+	body = $0
+	intype = 1
 	next
 }
 /^[a-z].*[ *(]pmwal_[a-z0-9_]+\(/ || /^typedef .*\(\*pmwal_[a-z_]+\)/ {

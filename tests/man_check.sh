@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The installed manual: every page of man/ (built into BUILD/man) parses for
 # the whatis database (lexgrog), renders without a warning (groff -ww), and
-# every public function of pmwal.h and every subcommand has its page.
+# every public function, struct and enum of pmwal.h and every subcommand has
+# its page.
 set -uo pipefail
 build=$1 src=$2
 command -v lexgrog >/dev/null && command -v groff >/dev/null || {
@@ -16,6 +17,9 @@ done
 for f in $(grep -oE '\bpmwal_[a-z0-9_]+\(' "$src/wal/pmwal.h" | tr -d '(' | sort -u); do
 	grep -qE "^[a-z].*[ *]$f\(|\(\*$f\)" "$src/wal/pmwal.h" || continue # only declarations
 	[ -f "$build/man/man3/$f.3" ] || { echo "FAIL no page for $f"; fails=$((fails + 1)); }
+done
+for t in $(grep -oE '^(struct|enum) pmwal_[a-z0-9_]+ \{' "$src/wal/pmwal.h" | awk '{print $2}'); do
+	[ -f "$build/man/man3/$t.3" ] || { echo "FAIL no page for $t"; fails=$((fails + 1)); }
 done
 for c in create append dump tail verify recover info release crashtest probe bench report; do
 	[ -f "$build/man/man1/pmwal-$c.1" ] || { echo "FAIL no page for pmwal $c"; fails=$((fails + 1)); }

@@ -79,17 +79,49 @@ static int reply(int fd, const char *fmt, ...)
 	return write_all(fd, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
-/* One client: lines from @in, answers to @out. Returns when it quits or
- * its input ends. */
+/* The longest line a client may send: a put of the largest key and value. */
+#define LINE_MAX_BYTES ((1u << 20) + 1024 + 16)
+
+/* Reads one line into *@line (without its newline). Returns its length, -1
+ * at the end of input, -2 for a line longer than LINE_MAX_BYTES. */
+static ssize_t read_line(FILE *in, char **line, size_t *cap)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(in)) != EOF && c != '\n') {
+		if (n + 1 >= *cap) {
+			if (*cap >= LINE_MAX_BYTES)
+				return -2;
+			size_t ncap = *cap ? *cap * 2 : 256;
+			char *l = realloc(*line, ncap);
+
+			if (!l)
+				return -2;
+			*line = l;
+			*cap = ncap;
+		}
+		(*line)[n++] = (char)c;
+	}
+	if (c == EOF && !n)
+		return -1;
+	(*line)[n] = 0;
+	return (ssize_t)n;
+}
+
+/* One client: lines from @in, answers to @out. Returns when it quits, its
+ * input ends, or it sends a line too long to be a command. */
 static void serve(FILE *in, int out)
 {
-	char *line = NULL;
-	size_t cap = 0;
+	char *line = malloc(256);
+	size_t cap = line ? 256 : 0;
 	ssize_t n;
 
-	while ((n = getline(&line, &cap, in)) > 0) {
-		if (line[n - 1] == '\n')
-			line[--n] = 0;
+	while ((n = read_line(in, &line, &cap)) >= 0 || n == -2) {
+		if (n == -2) {
+			reply(out, "error: a line longer than %u bytes: closing\n", LINE_MAX_BYTES);
+			break;
+		}
 		char *cmd = line, *key = strchr(line, ' '), *value = NULL, *v;
 		uint64_t lsn;
 		int rc = 0, wr = 0;

@@ -23,6 +23,8 @@ out=$(printf 'dump\n' | "$kv" "$dir" | sort)
 out=$(printf 'frobnicate\nput onlykey\n' | "$kv" "$dir")
 [ "$(grep -c '^error' <<<"$out")" = 2 ] || fail "bad lines: $out"
 "$kv" 2>/dev/null && fail "no arguments accepted"
+out=$(python3 -c "print('put k ' + 'x' * 3000000); print('get k')" | "$kv" "$dir")
+grep -q '^error: a line longer than' <<<"$out" || fail "a 3 MB line: $out"
 for bad in "--checkpoint-every x" "--socket" "--frob 1"; do
 	# shellcheck disable=SC2086
 	"$kv" "$dir" $bad </dev/null 2>/dev/null && fail "accepted: $bad"

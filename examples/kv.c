@@ -38,13 +38,17 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <pmwal.h>
 
 #define KEY_MAX 1024
 #define VALUE_MAX (1u << 20)
-#define SNAP_MAGIC "PMKVSNP3"
+#define SNAP_MAGIC "PMKVSNP4"
+#define SNAP_END "PMKVEND4"
 #define SNAP_DEAD UINT32_MAX
 #define KV_RING 4096 /* records applied ahead of the frontier, at most */
 
@@ -70,6 +74,10 @@ struct kv {
 	int ring_waiters, failed;
 	pthread_mutex_t ckpt_mu; /* one checkpoint at a time */
 	uint64_t checkpoint_every;
+	uint64_t log_id;      /* the log's, from pmwal_stat(): the snapshot names it */
+	uint64_t snap_log_id; /* what the loaded snapshot names */
+	bool have_snap;	      /* a snapshot was loaded */
+	int lock_fd;	      /* DIR/lock: one store per directory */
 	char snap_path[4096], snap_tmp[4096], dir_path[4096];
 };
 
@@ -276,9 +284,10 @@ static int write_all(int fd, const void *p, size_t n)
 
 /* The table as of the frontier @lsn (kv->mu held), replacing the old
  * snapshot only once it is durable. Buffered: one write per 64 KiB.
- * Format: "PMKVSNP3", the frontier (u64), the entry count (u64), then per
- * entry key length (u32), value length (u32; SNAP_DEAD: a dead slot), LSN
- * (u64), key, value; native byte order (the example's own file). */
+ * Format (native byte order: the example's own file): "PMKVSNP4", the log's
+ * id, the frontier and the entry count (u64 each); per entry the key length
+ * (u32), the value length (u32; SNAP_DEAD: a dead slot), the LSN (u64), the
+ * key, the value; then "PMKVEND4" and the XXH3-64 of every byte before it. */
 static int snapshot_write(struct kv *kv, uint64_t lsn)
 {
 	int fd = open(kv->snap_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -287,11 +296,17 @@ static int snapshot_write(struct kv *kv, uint64_t lsn)
 	char *buf = malloc(cap);
 	uint64_t n = kv->live;
 
-	if (!buf)
+	XXH3_state_t *st = XXH3_createState();
+
+	if (!buf || !st)
 		rc = -ENOMEM;
+	if (!rc)
+		XXH3_64bits_reset(st);
 #define PUT(p, len)                                                                      \
 	do {                                                                             \
 		size_t l_ = (len);                                                       \
+		if (!rc)                                                                 \
+			XXH3_64bits_update(st, (p), l_);                                 \
 		if (!rc && used + l_ > cap) {                                            \
 			rc = write_all(fd, buf, used);                                   \
 			used = 0;                                                        \
@@ -305,6 +320,7 @@ static int snapshot_write(struct kv *kv, uint64_t lsn)
 	} while (0)
 	n += prune_dead(kv, lsn);
 	PUT(SNAP_MAGIC, 8);
+	PUT(&kv->log_id, 8);
 	PUT(&lsn, 8);
 	PUT(&n, 8);
 	for (size_t i = 0; !rc && i < kv->nslots; i++) {
@@ -322,10 +338,17 @@ static int snapshot_write(struct kv *kv, uint64_t lsn)
 		if (s->value)
 			PUT(s->value, vl);
 	}
+	if (!rc) {
+		uint64_t sum = XXH3_64bits_digest(st);
+
+		PUT(SNAP_END, 8);
+		PUT(&sum, 8);
+	}
 #undef PUT
 	if (!rc && used)
 		rc = write_all(fd, buf, used);
 	free(buf);
+	XXH3_freeState(st);
 	if (!rc && fsync(fd))
 		rc = -errno;
 	if (fd >= 0 && close(fd) && !rc)
@@ -344,28 +367,72 @@ static int snapshot_write(struct kv *kv, uint64_t lsn)
 	return rc;
 }
 
-/* Loads the snapshot; *@lsn is what it covers (0: none). */
+/* Takes @n bytes at *@pos of the @len-byte image into @out; false past the end. */
+static bool take(const char *img, size_t len, size_t *pos, void *out, size_t n)
+{
+	if (n > len - *pos)
+		return false;
+	memcpy(out, img + *pos, n);
+	*pos += n;
+	return true;
+}
+
+/* Loads the snapshot; *@lsn is what it covers (0: none). The whole file is
+ * checked (its checksum, every length against the file's) before the table
+ * takes anything from it. */
 static int snapshot_load(struct kv *kv, uint64_t *lsn)
 {
-	FILE *f = fopen(kv->snap_path, "rbe");
-	char magic[8];
-	uint64_t n;
+	int fd = open(kv->snap_path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *img = NULL;
+	size_t len = 0, pos = 0;
+	int rc = 0;
 
 	*lsn = 0;
-	if (!f)
+	if (fd < 0)
 		return errno == ENOENT ? 0 : fail(-errno, "%s: %s", kv->snap_path, strerror(errno));
-	int rc = fread(magic, 8, 1, f) == 1 && !memcmp(magic, SNAP_MAGIC, 8) &&
-			 fread(lsn, 8, 1, f) == 1 && fread(&n, 8, 1, f) == 1
-		     ? 0
-		     : -EINVAL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		rc = fail(-EINVAL, "%s: not a regular file", kv->snap_path);
+	else if ((len = (size_t)st.st_size) < 48 || !(img = malloc(len)))
+		rc = fail(len < 48 ? -EINVAL : -ENOMEM, "%s: %s", kv->snap_path,
+			  len < 48 ? "too short to be a snapshot" : "out of memory");
+	for (size_t got = 0; !rc && got < len;) {
+		ssize_t r = read(fd, img + got, len - got);
 
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			rc = fail(r ? -errno : -EINVAL, "%s: %s", kv->snap_path,
+				  r ? strerror(errno) : "shorter than its size");
+		else
+			got += (size_t)r;
+	}
+	close(fd);
+	uint64_t sum, n = 0;
+
+	if (!rc && (memcmp(img, SNAP_MAGIC, 8) || memcmp(img + len - 16, SNAP_END, 8)))
+		rc = fail(-EINVAL, "%s: not a snapshot of this store's format (%.8s)", kv->snap_path,
+			  SNAP_MAGIC);
+	if (!rc && (memcpy(&sum, img + len - 8, 8), sum != XXH3_64bits(img, len - 16)))
+		rc = fail(-EINVAL, "%s: damaged (its checksum does not match): restore it from a "
+				   "backup, or move it away to rebuild from the log alone if the "
+				   "log still starts at LSN 1",
+			  kv->snap_path);
+	/* Errors so far have their message; from here on, the layout's. */
+	bool layout_checked = rc != 0;
+
+	pos = 8;
+	len -= 16; /* the entries end where the trailer begins */
+	if (!rc && !(take(img, len, &pos, &kv->snap_log_id, 8) && take(img, len, &pos, lsn, 8) &&
+		     take(img, len, &pos, &n, 8)))
+		rc = -EINVAL;
 	kv->applied_lsn = *lsn; /* the snapshot's frontier */
 	for (uint64_t i = 0; !rc && i < n; i++) {
 		uint32_t kl, vl;
 		uint64_t at;
 
-		if (fread(&kl, 4, 1, f) != 1 || fread(&vl, 4, 1, f) != 1 ||
-		    fread(&at, 8, 1, f) != 1 || !kl || kl > KEY_MAX ||
+		if (!take(img, len, &pos, &kl, 4) || !take(img, len, &pos, &vl, 4) ||
+		    !take(img, len, &pos, &at, 8) || !kl || kl > KEY_MAX ||
 		    (vl > VALUE_MAX && vl != SNAP_DEAD)) {
 			rc = -EINVAL;
 			break;
@@ -373,8 +440,11 @@ static int snapshot_load(struct kv *kv, uint64_t *lsn)
 		bool dead = vl == SNAP_DEAD;
 		char *k = malloc(kl + 1), *v = dead ? NULL : malloc(vl + 1);
 
-		if (!k || (!dead && !v) || fread(k, 1, kl, f) != kl ||
-		    (!dead && fread(v, 1, vl, f) != vl)) {
+		if (!k || (!dead && !v)) {
+			free(k);
+			free(v);
+			rc = -ENOMEM;
+		} else if (!take(img, len, &pos, k, kl) || (!dead && !take(img, len, &pos, v, vl))) {
 			free(k);
 			free(v);
 			rc = -EINVAL;
@@ -385,10 +455,14 @@ static int snapshot_load(struct kv *kv, uint64_t *lsn)
 			rc = table_set(kv, k, v, at);
 		}
 	}
-	fclose(f);
-	if (rc)
-		fail(rc, "%s: %s", kv->snap_path,
-		     rc == -EINVAL ? "not a snapshot of this store, or damaged" : strerror(-rc));
+	if (!rc && pos != len)
+		rc = -EINVAL;
+	kv->have_snap = !rc;
+	free(img);
+	if (rc == -EINVAL && !layout_checked)
+		fail(rc, "%s: its entries do not add up to its size", kv->snap_path);
+	else if (rc == -ENOMEM && !layout_checked)
+		fail(rc, "%s: out of memory", kv->snap_path);
 	return rc;
 }
 
@@ -616,6 +690,7 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	kv->lock_fd = -1;
 	pthread_mutex_init(&kv->mu, NULL);
 	pthread_mutex_init(&kv->ckpt_mu, NULL);
 	pthread_cond_init(&kv->ring_cv, NULL);
@@ -632,6 +707,23 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 	snprintf(target, sizeof(target), "%s", o->target ? o->target : "");
 	if (!o->target)
 		snprintf(target, sizeof(target), "%s/log", o->dir);
+	/* One store per directory: a second would replace the first's snapshot. */
+	char lock_path[4200];
+
+	snprintf(lock_path, sizeof(lock_path), "%s/lock", o->dir);
+	kv->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (kv->lock_fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s (DIR must be a writable directory)", lock_path,
+			 strerror(errno));
+		goto out;
+	}
+	if (flock(kv->lock_fd, LOCK_EX | LOCK_NB)) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		snprintf(err, errlen, "%s: %s", o->dir,
+			 rc == -EBUSY ? "another store has this directory open" : strerror(errno));
+		goto out;
+	}
 	if ((rc = grow(kv)) != 0 || (rc = snapshot_load(kv, &snap_lsn)) != 0) {
 		snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" : errbuf);
 		goto out;
@@ -642,7 +734,7 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 				   .errmsg_buf = perr,
 				   .errmsg_len = sizeof(perr)};
 
-	if (o->create && snap_lsn) {
+	if (o->create && kv->have_snap) {
 		rc = -EEXIST;
 		snprintf(err, errlen, "%s: a snapshot exists: not creating a new log under it",
 			 kv->snap_path);
@@ -653,13 +745,25 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 		po.capacity_bytes = o->capacity_bytes;
 	}
 	rc = pmwal_open(&po, &kv->w);
-	if (rc == -ENOENT && !snap_lsn && !o->create) {
+	if (rc == -ENOENT && !kv->have_snap && !o->create) {
 		po.flags = PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL;
 		po.capacity_bytes = o->capacity_bytes ? o->capacity_bytes : 64u << 20;
 		rc = pmwal_open(&po, &kv->w);
 	}
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", target, perr[0] ? perr : pmwal_strerror(rc));
+		goto out;
+	}
+	struct pmwal_info info;
+
+	pmwal_stat(kv->w, &info);
+	kv->log_id = info.log_id;
+	if (kv->have_snap && kv->snap_log_id != kv->log_id) {
+		rc = -EINVAL;
+		snprintf(err, errlen,
+			 "%s belongs to the log with id %016" PRIx64 ", but %s is the log %016" PRIx64
+			 ": another store's snapshot or log",
+			 kv->snap_path, kv->snap_log_id, target, kv->log_id);
 		goto out;
 	}
 	if ((rc = replay(kv, snap_lsn)) != 0)
@@ -690,6 +794,8 @@ int kv_close(struct kv *kv)
 	pthread_mutex_destroy(&kv->ckpt_mu);
 	pthread_cond_destroy(&kv->ring_cv);
 	free(kv->done);
+	if (kv->lock_fd >= 0)
+		close(kv->lock_fd); /* after the log: the next store finds it closed */
 	free(kv);
 	return rc;
 }

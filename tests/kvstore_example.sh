@@ -23,7 +23,38 @@ out=$(printf 'dump\n' | "$kv" "$dir" | sort)
 out=$(printf 'frobnicate\nput onlykey\n' | "$kv" "$dir")
 [ "$(grep -c '^error' <<<"$out")" = 2 ] || fail "bad lines: $out"
 "$kv" 2>/dev/null && fail "no arguments accepted"
-out=$(python3 -c "print('put k ' + 'x' * 3000000); print('get k')" | "$kv" "$dir")
+# A second store on the directory is refused while the first runs.
+sleep 3 | "$kv" "$dir" &
+first=$!
+sleep 0.5
+err=$(echo dump | "$kv" "$dir" 2>&1 >/dev/null) && fail "a second store on $dir ran"
+grep -q 'another store has this directory open' <<<"$err" || fail "second store: $err"
+wait $first
+# Every byte of the snapshot damaged: refused, naming the file; then restored.
+cp "$dir/snapshot" "$dir/snap.good"
+size=$(stat -c %s "$dir/snapshot")
+for ((off = 0; off < size; off++)); do
+	cp "$dir/snap.good" "$dir/snapshot"
+	printf '\xa5' | dd of="$dir/snapshot" bs=1 seek=$off conv=notrunc status=none
+	cmp -s "$dir/snapshot" "$dir/snap.good" && continue
+	err=$(echo dump | "$kv" "$dir" 2>&1 >/dev/null) && fail "snapshot damaged at byte $off accepted"
+	grep -q "$dir/snapshot" <<<"$err" || fail "damage at $off: $err"
+done
+for cut in 0 8 47 $((size - 1)); do
+	head -c $cut "$dir/snap.good" >"$dir/snapshot"
+	echo dump | "$kv" "$dir" >/dev/null 2>&1 && fail "snapshot cut to $cut bytes accepted"
+done
+# Another store's snapshot, or another store's log, is refused by name.
+mkdir "$dir/other"
+printf 'put x 1\ncheckpoint\n' | "$kv" "$dir/other" >/dev/null
+cp "$dir/other/snapshot" "$dir/snapshot"
+err=$(echo dump | "$kv" "$dir" 2>&1 >/dev/null) && fail "another store's snapshot accepted"
+grep -q 'another store' <<<"$err" || fail "another store's snapshot: $err"
+cp "$dir/snap.good" "$dir/snapshot"
+out=$(printf 'dump\n' | "$kv" "$dir" | sort)
+[ "$out" = "$(printf 'colour green\nend\nshape round')" ] || fail "state after the attacks: $out"
+python3 -c "print('put k ' + 'x' * 3000000); print('get k')" >"$dir/long"
+out=$("$kv" "$dir" <"$dir/long")
 grep -q '^error: a line longer than' <<<"$out" || fail "a 3 MB line: $out"
 for bad in "--checkpoint-every x" "--socket" "--frob 1"; do
 	# shellcheck disable=SC2086

@@ -142,6 +142,18 @@ static struct result run(struct store *s, int clients, double seconds)
 	return res;
 }
 
+/* Adds round @r to @sum: the mean puts/s, the worst p50 and p99. Returns 1
+ * when the round failed. */
+static int add_round(struct result *sum, const struct result *r, int rounds, const char *who)
+{
+	sum->puts_per_s += r->puts_per_s / rounds;
+	sum->p50 = r->p50 > sum->p50 ? r->p50 : sum->p50;
+	sum->p99 = r->p99 > sum->p99 ? r->p99 : sum->p99;
+	if (r->err)
+		fprintf(stderr, "kvbench: %s: %s\n", who, r->why);
+	return r->err ? 1 : 0;
+}
+
 /* ---- the example store ---------------------------------------------------- */
 
 static int kv_bench_put(void *h, const char *key, size_t kl, const char *val, size_t vl,
@@ -316,13 +328,7 @@ int main(int argc, char **argv)
 						pmwal_target_path(target, p, sizeof(p));
 						unlink(p);
 					}
-					mine.puts_per_s += r.puts_per_s / rounds;
-					mine.p50 = r.p50 > mine.p50 ? r.p50 : mine.p50;
-					mine.p99 = r.p99 > mine.p99 ? r.p99 : mine.p99;
-					if (r.err) {
-						fprintf(stderr, "kvbench: the example store: %s\n", r.why);
-						status = 1;
-					}
+					status |= add_round(&mine, &r, rounds, "the example store");
 					continue;
 				}
 #ifdef KVBENCH_ROCKSDB
@@ -349,13 +355,7 @@ int main(int argc, char **argv)
 				rocksdb_options_destroy(ro);
 				rm_store(rdir);
 				have_peer = true;
-				peer.puts_per_s += r.puts_per_s / rounds;
-				peer.p50 = r.p50 > peer.p50 ? r.p50 : peer.p50;
-				peer.p99 = r.p99 > peer.p99 ? r.p99 : peer.p99;
-				if (r.err) {
-					fprintf(stderr, "kvbench: RocksDB: %s\n", r.why);
-					status = 1;
-				}
+				status |= add_round(&peer, &r, rounds, "RocksDB");
 #endif
 			}
 		}

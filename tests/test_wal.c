@@ -330,6 +330,31 @@ Test(wal, async_append_calls_back_once_durable)
 	cr_assert_eq(cb_max_lsn, 500);
 }
 
+Test(wal, appendv_async_calls_back_once_for_the_batch_all_or_nothing)
+{
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4 << 20);
+	struct iovec v[3] = {{"a", 1}, {"bb", 2}, {"ccc", 3}};
+	uint64_t first = 0, last = 0;
+
+	cb_count = cb_max_lsn = 0;
+	for (int i = 0; i < 100; i++) {
+		cr_assert_eq(pmwal_appendv_async(w, v, 3, on_durable, w, &first), 0);
+		cr_assert_eq(first, (uint64_t)i * 3 + 1);
+	}
+	/* One record too big: none of the batch is staged, no callback. */
+	char *big = calloc(1, (16u << 20) + 1);
+	struct iovec bad[2] = {{"ok", 2}, {big, (16u << 20) + 1}};
+
+	cr_assert_eq(pmwal_appendv_async(w, bad, 2, on_durable, w, &last), PMWAL_ETOOBIG);
+	free(big);
+	cr_assert_eq(pmwal_appendv_async(w, v, 0, on_durable, w, NULL), -EINVAL);
+	cr_assert_eq(pmwal_appendv_async(w, v, 3, NULL, w, NULL), -EINVAL);
+	cr_assert_eq(pmwal_sync(w), 0);
+	pmwal_close(w);
+	cr_assert_eq(cb_count, 100, "one callback per batch");
+	cr_assert_eq(cb_max_lsn, 300, "called with the batch's last LSN");
+}
+
 Test(wal, buffered_policy_acks_nothing_before_sync)
 {
 	struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE, 4 << 20);

@@ -1207,10 +1207,19 @@ int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_dura
 		       void *arg, uint64_t *lsn_out)
 {
 	struct iovec iov = {(void *)data, len};
+
+	if (!data && len)
+		return -EINVAL;
+	return pmwal_appendv_async(w, &iov, 1, cb, arg, lsn_out);
+}
+
+int pmwal_appendv_async(struct pmwal *w, const struct iovec *recs, int count,
+			pmwal_durable_fn cb, void *arg, uint64_t *first_lsn_out)
+{
 	uint64_t lsn;
 	int rc;
 
-	if (!w || !cb || (!data && len))
+	if (!w || !cb || !recs || count < 1)
 		return -EINVAL;
 	if (w->flags & PMWAL_OPEN_READONLY)
 		return PMWAL_EREADONLY;
@@ -1222,16 +1231,17 @@ int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_dura
 	pthread_mutex_lock(&w->mu);
 	rc = wal_start_committer(w);
 	if (!rc)
-		rc = stage_add(w, &iov, 1, &lsn);
+		rc = stage_add(w, recs, count, &lsn);
 	if (!rc) {
 		struct stage *s = &w->stage[w->active];
 
-		*c = (struct async_cb){lsn, cb, arg, 0, NULL};
+		/* Called with the last LSN: it durable, the batch is. */
+		*c = (struct async_cb){lsn + (uint64_t)count - 1, cb, arg, 0, NULL};
 		*s->cbs_tail = c;
 		s->cbs_tail = &c->next;
 		c = NULL;
-		if (lsn_out)
-			*lsn_out = lsn;
+		if (first_lsn_out)
+			*first_lsn_out = lsn;
 		wake_committer(w);
 	}
 	pthread_mutex_unlock(&w->mu);

@@ -293,6 +293,15 @@ int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_dura
 		       void *arg, uint64_t *lsn_out);
 
 /*
+ * Append @count records (one per iovec, consecutive LSNs) without waiting;
+ * all or nothing, as pmwal_appendv(). @cb runs once, with the last record's
+ * LSN, when every one of them is durable (or, status < 0, can never be).
+ * @first_lsn_out gets the first LSN. Returns as pmwal_appendv().
+ */
+int pmwal_appendv_async(struct pmwal *w, const struct iovec *recs, int count,
+			pmwal_durable_fn cb, void *arg, uint64_t *first_lsn_out);
+
+/*
  * Wait until every record up to @lsn is durable, writing staged records if
  * needed. Returns 0, PMWAL_ERANGE (@lsn never appended), PMWAL_EFAILED.
  */

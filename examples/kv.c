@@ -103,6 +103,21 @@ struct pmwal *kv_log(struct kv *kv)
 	return kv->w;
 }
 
+int kv_failed(struct kv *kv)
+{
+	return __atomic_load_n(&kv->failed, __ATOMIC_ACQUIRE);
+}
+
+/* A log error that leaves the log failed (a write or flush failed, another
+ * process took it over): the store acknowledges nothing more. Full, too big
+ * and bad requests are the caller's, not the store's. */
+static int log_failed(struct kv *kv, int rc)
+{
+	if (rc != PMWAL_EFULL && rc != PMWAL_ETOOBIG && rc != -EINVAL && rc != PMWAL_ERANGE)
+		__atomic_store_n(&kv->failed, rc, __ATOMIC_RELEASE);
+	return rc;
+}
+
 /* ---- the table: open addressing, linear probing (under kv->mu) ---------- */
 
 static uint64_t hash(const char *s)
@@ -133,12 +148,23 @@ static struct slot *find(struct kv *kv, const char *key, bool for_insert)
 	}
 }
 
+static uint64_t prune_dead(struct kv *kv, uint64_t upto);
+
+/* Rebuilds the table when its slots are used up (kv->mu held): at twice the
+ * size when at least half of them hold a key, live or dead; else at the same
+ * size, which drops the freed slots. Dead slots no older record can come
+ * for go first: a store that deletes more than it puts fills its table with
+ * them between checkpoints otherwise. */
 static int grow(struct kv *kv)
 {
+	size_t n = kv->nslots, held = 0;
+
+	if (n)
+		prune_dead(kv, kv->applied_lsn);
+	for (size_t i = 0; i < n; i++)
+		held += kv->slots[i].key && kv->slots[i].key != FREED;
 	struct slot *old = kv->slots;
-	size_t n = kv->nslots;
-	/* Freed slots count as used: rebuild at the same size when they fill it. */
-	size_t want = kv->live * 10 >= n * 5 || !n ? (n ? n * 2 : 1024) : n;
+	size_t want = held * 10 >= n * 5 || !n ? (n ? n * 2 : 1024) : n;
 	struct slot *fresh = calloc(want, sizeof(*fresh));
 
 	if (!fresh)
@@ -362,8 +388,11 @@ static int snapshot_write(struct kv *kv, uint64_t lsn)
 		if (d >= 0)
 			close(d);
 	}
-	if (rc)
-		fail(rc, "snapshot %s: %s", kv->snap_path, strerror(-rc));
+	if (rc) {
+		fail(rc, "checkpoint: %s: %s (the snapshot before it stands)", kv->snap_tmp,
+		     strerror(-rc));
+		unlink(kv->snap_tmp);
+	}
 	return rc;
 }
 
@@ -475,16 +504,28 @@ static int log_write(struct kv *kv, const void *rec, size_t len, uint64_t *lsn_o
 
 	for (int tries = 0;; tries++) {
 		rc = pmwal_append(kv->w, rec, len, &lsn); /* durable when it returns */
-		if (rc != PMWAL_EFULL || tries == 3)
+		if (rc != PMWAL_EFULL || tries == 50)
 			break;
-		/* The log holds what no snapshot does: take one, then retry. */
-		uint64_t at;
+		/* The log holds what no snapshot does: take one, then retry.
+		 * Other writers may fill what it freed first; and what the
+		 * frontier has not passed yet cannot be freed, so wait a little
+		 * when a checkpoint frees nothing. */
+		uint64_t at, before = pmwal_durable_lsn(kv->w);
 
 		if ((rc = kv_checkpoint(kv, &at)) != 0)
 			return rc;
+		if (at + 1 < before)
+			usleep(1000);
 	}
+	if (rc == PMWAL_EFULL)
+		return fail(rc, "the log is full of records no checkpoint can free yet (a "
+				"record of %zu bytes; a larger log, or smaller values)",
+			    len);
+	if (rc == PMWAL_ETOOBIG)
+		return fail(rc, "a record of %zu bytes is larger than the log takes: %s", len,
+			    pmwal_errmsg(kv->w));
 	if (rc)
-		return fail(rc, "append: %s", pmwal_errmsg(kv->w));
+		return fail(log_failed(kv, rc), "append: %s", pmwal_errmsg(kv->w));
 	pthread_mutex_lock(&kv->mu);
 	/* done[] has room for KV_RING records above the frontier. */
 	while (lsn - kv->applied_lsn > KV_RING && !kv->failed) {
@@ -624,7 +665,7 @@ int kv_checkpoint(struct kv *kv, uint64_t *lsn)
 	pthread_mutex_unlock(&kv->mu);
 	/* Only now: the snapshot holds them. */
 	if (!rc && (rc = pmwal_release(kv->w, *lsn + 1)) != 0)
-		fail(rc, "release: %s", pmwal_errmsg(kv->w));
+		fail(log_failed(kv, rc), "release: %s", pmwal_errmsg(kv->w));
 	pthread_mutex_unlock(&kv->ckpt_mu);
 	return rc;
 }

@@ -41,8 +41,9 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 
 /* Durable before return. *@lsn (may be NULL) gets the record's LSN.
  * Returns 0, -EINVAL (empty or oversized key, a key with a space, NUL or
- * newline, a value with a newline or NUL), or the log's error: the store has
- * then failed and acknowledges nothing more (kv_errmsg() says why). */
+ * newline, a value with a newline or NUL), PMWAL_ETOOBIG (larger than the
+ * log's records), PMWAL_EFULL (full of what no checkpoint can free yet), or
+ * another log error: then kv_failed() (kv_errmsg() says why). */
 int kv_put(struct kv *kv, const char *key, const char *value, uint64_t *lsn);
 int kv_del(struct kv *kv, const char *key, uint64_t *lsn);
 
@@ -56,6 +57,12 @@ int kv_checkpoint(struct kv *kv, uint64_t *lsn);
 
 /* Every live key as "KEY VALUE\n" into a malloc()ed buffer (*@len bytes). */
 int kv_dump(struct kv *kv, char **buf, size_t *len);
+
+/* Nonzero once the log has failed (an I/O error, a takeover): the store
+ * acknowledges nothing more and should stop; a restart recovers. Other
+ * errors (a full log, a record too big, a checkpoint's file) leave it
+ * working. */
+int kv_failed(struct kv *kv);
 
 /* What the last failing call of this thread said. */
 const char *kv_errmsg(void);

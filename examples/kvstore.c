@@ -25,7 +25,11 @@
  *                                    LSN + 1 is released)
  *   dump            KEY VALUE lines, then "end"
  *   quit            ends this client's session
- * KEY is one word; VALUE the rest of the line. A bad line gets "error ...".
+ * KEY is one word; VALUE the rest of the line (a \r before the newline is
+ * dropped). A bad line gets "error ..."; so does a request the log refuses
+ * (a value larger than its records, a log full of what no checkpoint can
+ * free yet), and the store goes on. A last line without its newline (a
+ * client that died sending it) is never executed.
  * When the log fails (an I/O error, a full log no checkpoint can free), the
  * store answers "error ..." and exits 1 without acknowledging anything more;
  * a restart recovers. Crash-only: a kill at any moment loses nothing that
@@ -41,8 +45,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -76,20 +83,30 @@ static int reply(int fd, const char *fmt, ...)
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 
 	va_end(ap);
-	return write_all(fd, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	if (n < 0)
+		return -1;
+	if (n >= (int)sizeof(buf)) { /* cut, but still one line */
+		n = (int)sizeof(buf) - 1;
+		buf[n - 1] = '\n';
+	}
+	return write_all(fd, buf, (size_t)n);
 }
 
 /* The longest line a client may send: a put of the largest key and value. */
 #define LINE_MAX_BYTES ((1u << 20) + 1024 + 16)
 
-/* Reads one line into *@line (without its newline). Returns its length, -1
- * at the end of input, -2 for a line longer than LINE_MAX_BYTES. */
+/* Reads one line into *@line (without its newline, or a \r before it).
+ * Returns its length, -1 at the end of input (a last line without its
+ * newline is a client that died while sending it: never executed), -2 for a
+ * line longer than LINE_MAX_BYTES, -3 for one with a NUL byte. */
 static ssize_t read_line(FILE *in, char **line, size_t *cap)
 {
 	size_t n = 0;
+	bool nul = false;
 	int c;
 
 	while ((c = getc(in)) != EOF && c != '\n') {
+		nul |= c == 0;
 		if (n + 1 >= *cap) {
 			if (*cap >= LINE_MAX_BYTES)
 				return -2;
@@ -103,10 +120,12 @@ static ssize_t read_line(FILE *in, char **line, size_t *cap)
 		}
 		(*line)[n++] = (char)c;
 	}
-	if (c == EOF && !n)
+	if (c == EOF)
 		return -1;
+	if (n && (*line)[n - 1] == '\r')
+		n--;
 	(*line)[n] = 0;
-	return (ssize_t)n;
+	return nul ? -3 : (ssize_t)n;
 }
 
 /* One client: lines from @in, answers to @out. Returns when it quits, its
@@ -117,10 +136,15 @@ static void serve(FILE *in, int out)
 	size_t cap = line ? 256 : 0;
 	ssize_t n;
 
-	while ((n = read_line(in, &line, &cap)) >= 0 || n == -2) {
+	while ((n = read_line(in, &line, &cap)) >= 0 || n < -1) {
 		if (n == -2) {
 			reply(out, "error: a line longer than %u bytes: closing\n", LINE_MAX_BYTES);
 			break;
+		}
+		if (n == -3) {
+			if (reply(out, "error: a NUL byte in the line\n"))
+				break;
+			continue;
 		}
 		char *cmd = line, *key = strchr(line, ' '), *value = NULL, *v;
 		uint64_t lsn;
@@ -170,14 +194,14 @@ static void serve(FILE *in, int out)
 		} else {
 			wr = reply(out, "error: unknown command or arguments: %s\n", cmd);
 		}
-		if (rc == -EINVAL) { /* the client's mistake: the store goes on */
-			wr = reply(out, "error: %s\n", kv_errmsg());
-		} else if (rc) {
-			/* Nothing more is acknowledged: the store stops (a failed
-			 * log is sticky; a restart runs recovery). */
+		if (rc && kv_failed(kv)) {
+			/* The log failed: nothing more is acknowledged, the store
+			 * stops (a failed log is sticky; a restart recovers). */
 			reply(out, "error %s: %s\n", pmwal_strerror(rc), kv_errmsg());
 			fprintf(stderr, "kvstore: %s\n", kv_errmsg());
 			_exit(1);
+		} else if (rc) { /* this request failed; the store goes on */
+			wr = reply(out, "error: %s\n", kv_errmsg());
 		}
 		if (wr) /* the client went away */
 			break;
@@ -222,7 +246,7 @@ static void reap_clients(bool all)
 		if (!used || (!done && !all))
 			continue;
 		if (!done)
-			shutdown(clients[i].fd, SHUT_RD); /* its getline() ends */
+			shutdown(clients[i].fd, SHUT_RDWR); /* its read or write ends */
 		pthread_join(clients[i].tid, NULL);
 		close(clients[i].fd);
 		clients[i].used = clients[i].finished = false;
@@ -252,12 +276,30 @@ static int serve_socket(const char *path)
 		perror("kvstore: socket");
 		return 1;
 	}
-	unlink(path); /* a socket left by a killed store */
+	struct stat st;
+
+	if (!lstat(path, &st)) { /* only a socket nobody serves is replaced */
+		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		bool live = S_ISSOCK(st.st_mode) && probe >= 0 &&
+			    !connect(probe, (struct sockaddr *)&sa, sizeof(sa));
+
+		if (probe >= 0)
+			close(probe);
+		if (!S_ISSOCK(st.st_mode) || live) {
+			fprintf(stderr, "kvstore: %s: %s\n", path,
+				live ? "another process serves this socket"
+				     : "exists and is not a socket: not replacing it");
+			return 1;
+		}
+		unlink(path); /* a socket left by a killed store */
+	}
 	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 128)) {
 		fprintf(stderr, "kvstore: %s: %s\n", path, strerror(errno));
 		return 1;
 	}
 	fprintf(stderr, "kvstore: serving on %s\n", path);
+	int warned = 0;
+
 	for (;;) {
 		struct pollfd p[2] = {{.fd = lfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
 
@@ -270,8 +312,20 @@ static int serve_socket(const char *path)
 			continue;
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			/* Out of descriptors: let clients finish first. */
+			if (!warned++)
+				fprintf(stderr, "kvstore: %s: new clients wait (raise ulimit -n)\n",
+					strerror(errno));
+			poll(NULL, 0, 50);
+			continue;
+		}
 		if (fd < 0)
 			continue;
+		/* A client that stops reading its answers cannot hold the store. */
+		struct timeval tv = {.tv_sec = 10};
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		int i = 0;
 
 		while (i < CLIENTS_MAX && clients[i].used)
@@ -315,12 +369,24 @@ int main(int argc, char **argv)
 		} else
 			argc = 0;
 	}
-	if (argc < 2 || argv[1][0] == '-') {
+	if (argc < 2 || argv[1][0] == '-' || !argv[1][0]) {
 		fprintf(stderr, "usage: kvstore DIR [--target TARGET] [--socket PATH] "
 				"[--checkpoint-every N]\n");
 		return 2;
 	}
 	o.dir = argv[1];
+	if (sock && strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		fprintf(stderr, "kvstore: socket path too long (at most %zu bytes): %s\n",
+			sizeof(((struct sockaddr_un *)0)->sun_path) - 1, sock);
+		return 2;
+	}
+	/* Two descriptors per client: as many as the hard limit allows. */
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	if (kv_open(&o, &kv, err, sizeof(err))) {
 		fprintf(stderr, "kvstore: %s\n", err);

@@ -69,6 +69,53 @@ for _ in $(seq 100); do [ -S "$dir/sock/s" ] && break; sleep 0.05; done
 kill -TERM $pid
 wait $pid || fail "SIGTERM: exit $?"
 [ -e "$dir/sock/s" ] && fail "socket left behind"
+# Socket clients as an attacker writes them (tests/kv_clients.py).
+clients=$(dirname "$0")/kv_clients.py
+serve() { # serve DIR [ARGS...]: a store on DIR/s in the background; $spid
+	"$kv" "$1" --socket "$1/s" "${@:2}" 2>>"$1/err" &
+	spid=$!
+	for _ in $(seq 200); do [ -S "$1/s" ] && return; sleep 0.05; done
+	fail "no socket in $1"
+}
+# Put and delete keys of their own at once (dead entries pile up between
+# checkpoints): every client answered, none hangs.
+mkdir "$dir/churn"
+serve "$dir/churn"
+timeout 120 python3 "$clients" churn "$dir/churn/s" 32 3 || fail "churn"
+kill -TERM $spid; wait $spid || fail "churn: store exit $?"
+# A client dying in the middle of a line: the half line is never executed.
+mkdir "$dir/half"
+serve "$dir/half"
+python3 "$clients" half "$dir/half/s" || fail "half: client"
+kill -TERM $spid; wait $spid
+out=$(printf 'get balance\nget other\n' | "$kv" "$dir/half")
+[ "$out" = "$(printf 'value 100\nvalue 5')" ] || fail "a half line was executed: $out"
+# A client that never reads its answers does not hold the store's shutdown.
+serve "$dir/half"
+python3 "$clients" stall "$dir/half/s" &
+cpid=$!
+sleep 1
+kill -TERM $spid
+for _ in $(seq 300); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
+kill -0 $spid 2>/dev/null && fail "the store's shutdown waits on a client that does not read"
+echo "stalled client: the store stopped in $SECONDS s of the test"
+kill $cpid 2>/dev/null; wait $cpid 2>/dev/null || true
+# --socket never replaces what is not a stale socket: a file, a live store's.
+echo precious >"$dir/half/notasocket"
+"$kv" "$dir/churn" --socket "$dir/half/notasocket" 2>/dev/null && fail "a file was replaced"
+[ "$(cat "$dir/half/notasocket")" = precious ] || fail "the file at --socket changed"
+serve "$dir/churn"
+err=$("$kv" "$dir/half" --socket "$dir/churn/s" 2>&1) && fail "a live socket was taken"
+grep -q 'another process serves' <<<"$err" || fail "live socket: $err"
+kill -TERM $spid; wait $spid
+# A value larger than the log's records is refused, and the store goes on.
+"$(dirname "$kv")/../cli/pmwal" create "pmem:$shm/tiny.log" --size 1m >/dev/null 2>&1 ||
+	fail "pmwal create"
+mkdir "$dir/tiny"
+out=$(python3 -c "print('put a 1'); print('put big ' + 'x' * 300000); print('get a')" |
+	"$kv" "$dir/tiny" --target "pmem:$shm/tiny.log")
+grep -q 'larger than the log takes' <<<"$out" && grep -q '^value 1$' <<<"$out" ||
+	fail "a value too big for the log: $(cut -c1-200 <<<"$out")"
 mkdir "$dir/file" "$dir/pmem" "$dir/fake" "$dir/cfile" "$dir/cpmem" "$dir/cfake"
 "$crash" "$kv" "$dir/file" "" "$rounds" 1
 "$crash" "$kv" "$dir/pmem" "pmem:$shm/kv.log" "$rounds" 2

@@ -355,6 +355,54 @@ Test(wal, appendv_async_calls_back_once_for_the_batch_all_or_nothing)
 	cr_assert_eq(cb_max_lsn, 300, "called with the batch's last LSN");
 }
 
+static int failed_cbs, ok_cbs;
+
+static void count_cb(void *arg, uint64_t lsn, int status)
+{
+	(void)arg, (void)lsn;
+	__atomic_add_fetch(status ? &failed_cbs : &ok_cbs, 1, __ATOMIC_SEQ_CST);
+}
+
+Test(wal, a_failed_log_calls_back_every_staged_record_before_close, .timeout = 120)
+{
+	/* Power lost at each event in turn while async records are staged
+	 * behind groups in flight: every callback runs, without a close. */
+	for (uint64_t event = 2; event < 40; event += 3) {
+		struct pmwal_sim_options so = {.medium = PMWAL_SIM_NVME, .size_bytes = 1 << 20,
+					       .seed = event};
+		struct pmwal_sim *sim;
+
+		cr_assert_eq(pmwal_sim_new(&so, &sim), 0);
+		struct pmwal_options o = {.target = pmwal_sim_target(sim),
+					  .capacity_bytes = 1 << 20,
+					  .flags = PMWAL_OPEN_CREATE};
+		struct pmwal *w;
+
+		cr_assert_eq(pmwal_open(&o, &w), 0);
+		pmwal_sim_crash_at(sim, pmwal_sim_events(sim) + event);
+		failed_cbs = ok_cbs = 0;
+		int staged = 0;
+
+		for (int i = 0; i < 2000; i++) {
+			if (pmwal_append_async(w, "record", 6, count_cb, NULL, NULL))
+				break;
+			staged++;
+		}
+		for (int t = 0; t < 5000; t++) {
+			if (__atomic_load_n(&failed_cbs, __ATOMIC_SEQ_CST) +
+				__atomic_load_n(&ok_cbs, __ATOMIC_SEQ_CST) ==
+			    staged)
+				break;
+			usleep(1000);
+		}
+		cr_assert_eq(failed_cbs + ok_cbs, staged,
+			     "power lost at event +%llu: %d of %d callbacks before close",
+			     (unsigned long long)event, failed_cbs + ok_cbs, staged);
+		pmwal_close(w);
+		pmwal_sim_free(sim);
+	}
+}
+
 Test(wal, buffered_policy_acks_nothing_before_sync)
 {
 	struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE, 4 << 20);

@@ -352,11 +352,30 @@ void wal_wake_all(struct pmwal *w)
  * crashtest --medium nvme-fua --mode random --seed 381000, a release whose
  * superblock write failed between a group's end and its successor's lead).
  */
+static void fail_staged(struct pmwal *w);
+
 void wal_fail_stop(struct pmwal *w, int rc)
 {
 	if (!w->failed)
 		w->failed = rc;
 	wal_wake_all(w);
+	fail_staged(w);
+}
+
+/*
+ * A failed handle writes nothing more, so the callbacks of records staged
+ * and not in flight can only fail: they hear so now (mu held), not at close
+ * (an application waiting for them before it closes would wait forever:
+ * raft_conformance's power losses on simulated NVMe). Only once no group is
+ * in flight, so that they run after the callbacks of every group before
+ * them (LSN order). The committer runs them if no one else does.
+ */
+static void fail_staged(struct pmwal *w)
+{
+	if (!w->failed || w->inflight || !w->stage[w->active].cbs)
+		return;
+	wal_queue_callbacks(w, &w->stage[w->active], wal_failed_rc(w));
+	pthread_cond_broadcast(&w->cv_work);
 }
 
 /*
@@ -494,6 +513,7 @@ static void retire(struct pmwal *w, struct stage *keep)
 		if (o != keep)
 			pthread_cond_broadcast(&o->cv);
 	}
+	fail_staged(w);
 }
 
 /*
@@ -709,6 +729,10 @@ static void *committer_main(void *arg)
 	while (!w->closing) {
 		if (w->stage[w->active].nblocks > 0 && can_lead(w) && !w->failed) {
 			wal_lead(w);
+			continue;
+		}
+		if (w->done_cbs && !w->cb_running) { /* failed ones nobody ran */
+			wal_run_callbacks(w);
 			continue;
 		}
 		pthread_cond_wait(&w->cv_work, &w->mu);

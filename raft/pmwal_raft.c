@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -82,6 +83,7 @@ struct praft {
 	void (*uv_close)(struct raft_io *io, raft_io_close_cb cb);
 	raft_io_close_cb close_cb;
 	int failed; /* a raft error: nothing more is written */
+	int lock_fd; /* DIR/lock: one node per directory */
 };
 
 static struct praft *P(struct raft_io *io)
@@ -1034,7 +1036,7 @@ int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
 		snprintf(err, errlen, "out of memory");
 		return RAFT_NOMEM;
 	}
-	if (!o->dir || strlen(o->dir) > 3000) {
+	if (!o || !o->dir || !o->dir[0] || strlen(o->dir) > 3000) {
 		free(p);
 		snprintf(err, errlen, "pmwal_raft_options.dir: required, at most 3000 bytes");
 		return RAFT_INVALID;
@@ -1053,18 +1055,39 @@ int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
 	p->loop = loop;
 	p->tail = &p->head;
 	pthread_mutex_init(&p->mu, NULL);
+	/* One node per directory: a second would write the same metadata and
+	 * snapshot files (the log's own lock covers only the log). */
+	char lock[4200];
+
+	snprintf(lock, sizeof(lock), "%s/lock", o->dir);
+	p->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (p->lock_fd < 0 || flock(p->lock_fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", p->lock_fd < 0 ? lock : o->dir,
+			 p->lock_fd < 0 ? strerror(e)
+			 : e == EWOULDBLOCK ? "another node has this directory open"
+					    : strerror(e));
+		if (p->lock_fd >= 0)
+			close(p->lock_fd);
+		free(p);
+		return e == EWOULDBLOCK ? RAFT_BUSY : RAFT_IOERR;
+	}
 	if (mkdir(p->uv_dir, 0755) && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", p->uv_dir, strerror(errno));
+		close(p->lock_fd);
 		free(p);
 		return RAFT_IOERR;
 	}
 	if ((rv = raft_uv_init(&p->io, loop, p->uv_dir, transport)) != 0) {
 		snprintf(err, errlen, "raft_uv_init %s: %s", p->uv_dir, raft_strerror(rv));
+		close(p->lock_fd);
 		free(p);
 		return rv;
 	}
 	if ((rv = create_meta(p, err, errlen)) != 0 || (rv = open_log(p, err, errlen)) != 0) {
 		raft_uv_close(&p->io);
+		close(p->lock_fd);
 		free(p);
 		return rv;
 	}
@@ -1072,6 +1095,7 @@ int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
 		snprintf(err, errlen, "uv_async_init: %s", uv_strerror(rv));
 		pmwal_close(p->w);
 		raft_uv_close(&p->io);
+		close(p->lock_fd);
 		free(p);
 		return RAFT_IOERR;
 	}
@@ -1108,5 +1132,6 @@ void pmwal_raft_free(struct raft_io *io)
 	raft_uv_close(&p->io);
 	free(p->lsn_of);
 	pthread_mutex_destroy(&p->mu);
+	close(p->lock_fd); /* after the log: the next node finds it closed */
 	free(p);
 }

@@ -463,6 +463,47 @@ Test(raft, a_full_log_is_nospace_with_the_reason_and_a_damaged_snapshot_is_corru
 	free(n);
 }
 
+Test(raft, a_second_node_on_a_directory_too_big_entries_and_bad_options_are_refused)
+{
+	struct node *n = node_new("a", NULL, 1 << 20, 0);
+	struct node m = {0};
+	struct state s;
+	struct app a;
+	char err[512] = "";
+
+	snprintf(m.dir, sizeof(m.dir), "%s", n->dir);
+	cr_assert_eq(node_open(&m, NULL, 0, 0, err), RAFT_BUSY);
+	cr_assert(strstr(err, "another node has this directory open"), "%s", err);
+	/* The same log under another directory: the log's own lock. */
+	snprintf(m.dir, sizeof(m.dir), "%s/b", base);
+	mkdir(m.dir, 0755);
+	char target[400];
+
+	snprintf(target, sizeof(target), "%s/log", n->dir);
+	cr_assert_eq(node_open(&m, target, 0, 0, err), RAFT_BUSY, "%s", err);
+	snprintf(m.dir, sizeof(m.dir), "%s/missing", base);
+	cr_assert_neq(node_open(&m, NULL, 0, 0, err), 0);
+	cr_assert(strstr(err, "missing"), "%s", err);
+	/* An entry larger than the log's records: refused whole, then more. */
+	cr_assert_eq(load(n, &s), 0);
+	struct raft_entry big[2] = {{.term = 1, .type = RAFT_COMMAND, .buf = {"x", 1}},
+				    {.term = 1, .type = RAFT_COMMAND,
+				     .buf = {calloc(1, 1 << 20), 1 << 20}}};
+
+	a = (struct app){.req = {.data = &a}, .n = n};
+	cr_assert_eq(n->io->append(n->io, &a.req, big, 2, on_append), RAFT_TOOBIG, "%s",
+		     n->io->errmsg);
+	free(big[1].buf.base);
+	cr_assert_eq(append(n, &a, 1, 3, 1), 0, "%s", n->io->errmsg);
+	wait_for(n, &a);
+	node_reopen(n);
+	cr_assert_eq(load(n, &s), 0);
+	cr_assert_eq(s.n, 3, "the refused batch left nothing");
+	state_free(&s);
+	node_close(n);
+	free(n);
+}
+
 /* ---- power loss at every event ------------------------------------------------- */
 
 struct model {

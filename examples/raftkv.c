@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: MIT
+/*
+ * raftkv.c - a replicated key-value store: Canonical raft, with its log on
+ * pmwal (raft/pmwal_raft.h), and a line protocol for clients on TCP.
+ *
+ *   raftkv --id N --peers HOST:PORT,HOST:PORT,... --dir DIR [--target TARGET]
+ *
+ * Node N (1-based) talks raft on the N-th address of --peers and serves
+ * clients on the same host at that port + 1000. Every node starts with the
+ * same peers; a node without state bootstraps the cluster with all of them
+ * as voters (raft accepts the same bootstrap on every node). SIGINT or
+ * SIGTERM stops the node cleanly; SIGKILL is a crash it recovers from.
+ *
+ * One command per line, one answer per line:
+ *   put KEY VALUE  ok INDEX          once committed and applied (on the
+ *                                    leader; elsewhere "redirect ID HOST:PORT"
+ *                                    with the leader's client address, or
+ *                                    "error no leader")
+ *   get KEY        value VALUE | missing   (this node's state: a follower
+ *                                    may be behind)
+ *   dump           KEY INDEX COUNT VALUE lines (COUNT: how many times the
+ *                  key was applied), then "end"
+ *   status         state ROLE leader ID applied INDEX
+ * KEY is one word; VALUE the rest of the line.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <pmwal.h>
+
+#include "pmwal_raft.h"
+
+#define PEERS_MAX 9
+
+/* ---- the state machine: key -> (value, index, times applied) ------------ */
+
+struct entry {
+	char *key, *value;
+	raft_index index;
+	unsigned count;
+	struct entry *next;
+};
+
+static struct entry *table[4096];
+static struct raft raft;
+
+static unsigned bucket(const char *k)
+{
+	unsigned h = 2166136261u;
+
+	while (*k)
+		h = (h ^ (unsigned char)*k++) * 16777619u;
+	return h % 4096;
+}
+
+static struct entry *lookup(const char *k)
+{
+	for (struct entry *e = table[bucket(k)]; e; e = e->next)
+		if (!strcmp(e->key, k))
+			return e;
+	return NULL;
+}
+
+static int set(const char *k, const char *v, raft_index index, unsigned count)
+{
+	struct entry *e = lookup(k);
+
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e || !(e->key = strdup(k)))
+			return RAFT_NOMEM;
+		e->next = table[bucket(k)];
+		table[bucket(k)] = e;
+	}
+	char *nv = strdup(v);
+
+	if (!nv)
+		return RAFT_NOMEM;
+	free(e->value);
+	e->value = nv;
+	e->index = index;
+	e->count = count ? count : e->count + 1;
+	return 0;
+}
+
+static void clear(void)
+{
+	for (int i = 0; i < 4096; i++)
+		while (table[i]) {
+			struct entry *e = table[i];
+
+			table[i] = e->next;
+			free(e->key);
+			free(e->value);
+			free(e);
+		}
+}
+
+/* A command is KEY NUL VALUE. */
+static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result)
+{
+	const char *c = buf->base;
+	const char *nul = memchr(c, 0, buf->len);
+
+	(void)fsm;
+	*result = NULL;
+	if (!nul || nul == c)
+		return RAFT_MALFORMED;
+	char *v = strndup(nul + 1, buf->len - (size_t)(nul - c) - 1);
+
+	if (!v)
+		return RAFT_NOMEM;
+	/* raft applies entries in index order, one at a time. */
+	int rv = set(c, v, raft_last_applied(&raft) + 1, 0);
+
+	free(v);
+	return rv;
+}
+
+/* The table as one buffer: per entry index u64, count u32, key NUL value NUL. */
+static int fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n)
+{
+	size_t len = 0;
+
+	(void)fsm;
+	for (int i = 0; i < 4096; i++)
+		for (struct entry *e = table[i]; e; e = e->next)
+			len += 12 + strlen(e->key) + strlen(e->value) + 2;
+	*bufs = raft_malloc(sizeof(**bufs));
+	char *b = raft_malloc(len ? len : 1), *at = b;
+
+	if (!*bufs || !b)
+		return RAFT_NOMEM;
+	for (int i = 0; i < 4096; i++)
+		for (struct entry *e = table[i]; e; e = e->next) {
+			uint32_t cnt = e->count;
+
+			memcpy(at, &e->index, 8);
+			memcpy(at + 8, &cnt, 4);
+			at += 12;
+			at = stpcpy(at, e->key) + 1;
+			at = stpcpy(at, e->value) + 1;
+		}
+	(*bufs)[0] = (struct raft_buffer){b, len};
+	*n = 1;
+	return 0;
+}
+
+static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
+{
+	const char *at = buf->base, *end = at + buf->len;
+
+	(void)fsm;
+	clear();
+	while (at < end) {
+		raft_index index;
+		uint32_t cnt;
+
+		if (end - at < 14)
+			return RAFT_MALFORMED;
+		memcpy(&index, at, 8);
+		memcpy(&cnt, at + 8, 4);
+		const char *k = at + 12, *kend = memchr(k, 0, (size_t)(end - k));
+		const char *v = kend ? kend + 1 : NULL;
+		const char *vend = v && v < end ? memchr(v, 0, (size_t)(end - v)) : NULL;
+
+		if (!vend)
+			return RAFT_MALFORMED;
+		if (set(k, v, index, cnt))
+			return RAFT_NOMEM;
+		at = vend + 1;
+	}
+	raft_free(buf->base);
+	return 0;
+}
+
+/* ---- clients ---------------------------------------------------------------- */
+
+static char peers[PEERS_MAX][64];
+static int npeers;
+static struct raft_io *io;
+
+struct client {
+	uv_tcp_t tcp;
+	char buf[1 << 16];
+	size_t used;
+	bool closing;
+	int pending; /* applies in flight: freed once they answer */
+};
+
+struct put {
+	struct raft_apply req;
+	struct client *c;
+};
+
+struct wreq {
+	uv_write_t w;
+	char text[];
+};
+
+static void closed(uv_handle_t *h)
+{
+	struct client *c = (struct client *)h;
+
+	if (!c->pending)
+		free(c);
+}
+
+static void close_client(struct client *c)
+{
+	if (!c->closing) {
+		c->closing = true;
+		uv_close((uv_handle_t *)&c->tcp, closed);
+	}
+}
+
+static void written(uv_write_t *w, int status)
+{
+	(void)status;
+	free(w);
+}
+
+static void say(struct client *c, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	if (c->closing)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(text, sizeof(text), fmt, ap);
+
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n >= (int)sizeof(text))
+		n = sizeof(text) - 1, text[n - 1] = '\n';
+	struct wreq *r = malloc(sizeof(*r) + (size_t)n);
+
+	if (!r)
+		return;
+	memcpy(r->text, text, (size_t)n);
+	uv_buf_t b = uv_buf_init(r->text, (unsigned)n);
+
+	if (uv_write(&r->w, (uv_stream_t *)&c->tcp, &b, 1, written))
+		free(r);
+}
+
+static void applied(struct raft_apply *req, int status, void *result)
+{
+	struct put *p = (struct put *)req;
+	struct client *c = p->c;
+
+	(void)result;
+	if (status)
+		say(c, "error %s\n", raft_strerror(status));
+	else
+		say(c, "ok %llu\n", (unsigned long long)req->index);
+	free(p);
+	if (--c->pending == 0 && c->closing)
+		free(c); /* its handle closed meanwhile */
+}
+
+static void leader_redirect(struct client *c)
+{
+	raft_id id;
+	const char *addr;
+
+	raft_leader(&raft, &id, &addr);
+	if (!id || !addr) {
+		say(c, "error no leader\n");
+		return;
+	}
+	char host[64];
+	int port;
+
+	if (sscanf(addr, "%63[^:]:%d", host, &port) != 2)
+		say(c, "error no leader\n");
+	else
+		say(c, "redirect %llu %s:%d\n", id, host, port + 1000);
+}
+
+static void command(struct client *c, char *line)
+{
+	char *key = strchr(line, ' '), *value = NULL;
+
+	if (key) {
+		*key++ = 0;
+		value = strchr(key, ' ');
+		if (value)
+			*value++ = 0;
+	}
+	if (!strcmp(line, "put") && key && *key && value) {
+		if (raft_state(&raft) != RAFT_LEADER) {
+			leader_redirect(c);
+			return;
+		}
+		size_t kl = strlen(key), vl = strlen(value);
+		struct raft_buffer buf = {raft_malloc(kl + vl + 1), kl + vl + 1};
+		struct put *p = calloc(1, sizeof(*p));
+
+		if (!buf.base || !p) {
+			raft_free(buf.base);
+			free(p);
+			say(c, "error out of memory\n");
+			return;
+		}
+		memcpy(buf.base, key, kl + 1);
+		memcpy((char *)buf.base + kl + 1, value, vl);
+		p->c = c;
+		int rv = raft_apply(&raft, &p->req, &buf, 1, applied);
+
+		if (rv) {
+			raft_free(buf.base);
+			free(p);
+			say(c, "error %s\n", raft_strerror(rv));
+			return;
+		}
+		c->pending++;
+	} else if (!strcmp(line, "get") && key && *key && !value) {
+		struct entry *e = lookup(key);
+
+		if (e)
+			say(c, "value %s\n", e->value);
+		else
+			say(c, "missing\n");
+	} else if (!strcmp(line, "dump") && !key) {
+		for (int i = 0; i < 4096; i++)
+			for (struct entry *e = table[i]; e; e = e->next)
+				say(c, "%s %llu %u %s\n", e->key, (unsigned long long)e->index,
+				    e->count, e->value);
+		say(c, "end\n");
+	} else if (!strcmp(line, "status") && !key) {
+		static const char *roles[] = {"unavailable", "follower", "candidate", "leader"};
+		raft_id id;
+		const char *addr;
+		int st = raft_state(&raft);
+
+		raft_leader(&raft, &id, &addr);
+		say(c, "state %s leader %llu applied %llu%s%s\n", st >= 0 && st < 4 ? roles[st] : "?",
+		    id, (unsigned long long)raft_last_applied(&raft),
+		    st == RAFT_UNAVAILABLE ? " error " : "", st == RAFT_UNAVAILABLE ? io->errmsg : "");
+	} else {
+		say(c, "error unknown command: %s\n", line);
+	}
+}
+
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *b)
+{
+	struct client *c = (struct client *)h;
+
+	(void)hint;
+	*b = uv_buf_init(c->buf + c->used, (unsigned)(sizeof(c->buf) - c->used));
+}
+
+static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+	struct client *c = (struct client *)s;
+
+	(void)b;
+	if (n < 0) { /* a half line left at the end is never a command */
+		close_client(c);
+		return;
+	}
+	c->used += (size_t)n;
+	char *start = c->buf, *nl;
+
+	while ((nl = memchr(start, '\n', c->used - (size_t)(start - c->buf)))) {
+		*nl = 0;
+		if (nl > start && nl[-1] == '\r')
+			nl[-1] = 0;
+		command(c, start);
+		start = nl + 1;
+	}
+	c->used -= (size_t)(start - c->buf);
+	memmove(c->buf, start, c->used);
+	if (c->used == sizeof(c->buf)) {
+		say(c, "error a line longer than %zu bytes\n", sizeof(c->buf));
+		close_client(c);
+	}
+}
+
+static void on_connect(uv_stream_t *server, int status)
+{
+	struct client *c = status ? NULL : calloc(1, sizeof(*c));
+
+	if (!c)
+		return;
+	uv_tcp_init(server->loop, &c->tcp);
+	if (uv_accept(server, (uv_stream_t *)&c->tcp) ||
+	    uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb))
+		close_client(c);
+}
+
+/* ---- the node -------------------------------------------------------------- */
+
+static uv_loop_t loop;
+static uv_signal_t sigint, sigterm;
+static uv_tcp_t server;
+static struct raft_uv_transport transport;
+
+static void raft_closed(struct raft *r)
+{
+	(void)r;
+	pmwal_raft_free(io);
+	raft_uv_tcp_close(&transport);
+	uv_close((uv_handle_t *)&server, NULL);
+	uv_close((uv_handle_t *)&sigint, NULL);
+	uv_close((uv_handle_t *)&sigterm, NULL);
+}
+
+static void on_signal(uv_signal_t *s, int sig)
+{
+	(void)s, (void)sig;
+	uv_signal_stop(&sigint);
+	uv_signal_stop(&sigterm);
+	raft_close(&raft, raft_closed);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: raftkv --id N --peers HOST:PORT,HOST:PORT,... --dir DIR "
+			"[--target TARGET]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL, *target = NULL, *peer_arg = NULL;
+	int id = 0;
+	char err[1024];
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--id"))
+			id = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--peers"))
+			peer_arg = argv[i + 1];
+		else if (!strcmp(argv[i], "--dir"))
+			dir = argv[i + 1];
+		else if (!strcmp(argv[i], "--target"))
+			target = argv[i + 1];
+		else
+			usage();
+	}
+	if (argc % 2 == 0 || !dir || !peer_arg || id < 1)
+		usage();
+	char list[1024];
+
+	snprintf(list, sizeof(list), "%s", peer_arg);
+	for (char *s, *t = strtok_r(list, ",", &s); t && npeers < PEERS_MAX;
+	     t = strtok_r(NULL, ",", &s))
+		snprintf(peers[npeers++], sizeof(peers[0]), "%s", t);
+	if (id > npeers) {
+		fprintf(stderr, "raftkv: --id %d but only %d peers\n", id, npeers);
+		return 2;
+	}
+	char host[64];
+	int port;
+
+	if (sscanf(peers[id - 1], "%63[^:]:%d", host, &port) != 2 || port < 1 || port > 64535) {
+		fprintf(stderr, "raftkv: %s is not HOST:PORT\n", peers[id - 1]);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	uv_loop_init(&loop);
+	struct raft_fsm fsm = {.version = 1, .apply = fsm_apply, .snapshot = fsm_snapshot,
+			       .restore = fsm_restore};
+	struct pmwal_raft_options o = {.dir = dir, .target = target};
+	int rv = raft_uv_tcp_init(&transport, &loop);
+
+	if (!rv && (rv = pmwal_raft_init(&io, &loop, &transport, &o, err, sizeof(err))) != 0) {
+		fprintf(stderr, "raftkv: %s\n", err);
+		return 1;
+	}
+	if (!rv)
+		rv = raft_init(&raft, io, &fsm, (raft_id)id, peers[id - 1]);
+	if (rv) {
+		fprintf(stderr, "raftkv: raft_init: %s\n", raft_strerror(rv));
+		return 1;
+	}
+	struct raft_configuration conf;
+
+	raft_configuration_init(&conf);
+	for (int i = 0; i < npeers; i++)
+		raft_configuration_add(&conf, (raft_id)i + 1, peers[i], RAFT_VOTER);
+	rv = raft_bootstrap(&raft, &conf);
+	raft_configuration_close(&conf);
+	if (rv && rv != RAFT_CANTBOOTSTRAP) {
+		fprintf(stderr, "raftkv: bootstrap: %s\n", raft_errmsg(&raft));
+		return 1;
+	}
+	raft_set_snapshot_threshold(&raft, 2048);
+	raft_set_snapshot_trailing(&raft, 512);
+	if ((rv = raft_start(&raft)) != 0) {
+		fprintf(stderr, "raftkv: start: %s: %s%s%s\n", raft_strerror(rv), raft_errmsg(&raft),
+			raft_errmsg(&raft)[0] ? "; " : "", io->errmsg);
+		return 1;
+	}
+	struct sockaddr_in sa;
+
+	uv_ip4_addr(host, port + 1000, &sa);
+	uv_tcp_init(&loop, &server);
+	if ((rv = uv_tcp_bind(&server, (struct sockaddr *)&sa, 0)) != 0 ||
+	    (rv = uv_listen((uv_stream_t *)&server, 128, on_connect)) != 0) {
+		fprintf(stderr, "raftkv: clients on %s:%d: %s\n", host, port + 1000, uv_strerror(rv));
+		return 1;
+	}
+	uv_signal_init(&loop, &sigint);
+	uv_signal_init(&loop, &sigterm);
+	uv_signal_start(&sigint, on_signal, SIGINT);
+	uv_signal_start(&sigterm, on_signal, SIGTERM);
+	fprintf(stderr, "raftkv: node %d: raft on %s, clients on %s:%d, log %s\n", id,
+		peers[id - 1], host, port + 1000, target ? target : "DIR/log");
+	uv_run(&loop, UV_RUN_DEFAULT);
+	clear();
+	uv_loop_close(&loop);
+	return 0;
+}

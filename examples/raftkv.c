@@ -104,7 +104,7 @@ static void clear(void)
 		}
 }
 
-/* A command is KEY NUL VALUE. */
+/* A command is KEY NUL VALUE NUL, padded with NULs to 8 bytes. */
 static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result)
 {
 	const char *c = buf->base;
@@ -112,9 +112,9 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
 
 	(void)fsm;
 	*result = NULL;
-	if (!nul || nul == c)
+	if (!nul || nul == c || !memchr(nul + 1, 0, buf->len - (size_t)(nul - c) - 1))
 		return RAFT_MALFORMED;
-	char *v = strndup(nul + 1, buf->len - (size_t)(nul - c) - 1);
+	char *v = strdup(nul + 1);
 
 	if (!v)
 		return RAFT_NOMEM;
@@ -303,8 +303,12 @@ static void command(struct client *c, char *line)
 			leader_redirect(c);
 			return;
 		}
-		size_t kl = strlen(key), vl = strlen(value);
-		struct raft_buffer buf = {raft_malloc(kl + vl + 1), kl + vl + 1};
+		/* KEY NUL VALUE, NUL-padded to a multiple of 8 bytes: raft_uv's
+		 * transport sends an entry's bytes as they are, and its receiver
+		 * steps over each entry as if padded to 8 (libraft 0.15,
+		 * uv_encoding.c): unpadded entries arrive shifted. */
+		size_t kl = strlen(key), vl = strlen(value), len = (kl + vl + 2 + 7) & ~(size_t)7;
+		struct raft_buffer buf = {raft_calloc(1, len), len};
 		struct put *p = calloc(1, sizeof(*p));
 
 		if (!buf.base || !p) {
@@ -313,7 +317,7 @@ static void command(struct client *c, char *line)
 			say(c, "error out of memory\n");
 			return;
 		}
-		memcpy(buf.base, key, kl + 1);
+		memcpy(buf.base, key, kl);
 		memcpy((char *)buf.base + kl + 1, value, vl);
 		p->c = c;
 		int rv = raft_apply(&raft, &p->req, &buf, 1, applied);

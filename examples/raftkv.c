@@ -4,12 +4,15 @@
  * pmwal (raft/pmwal_raft.h), and a line protocol for clients on TCP.
  *
  *   raftkv --id N --peers HOST:PORT,HOST:PORT,... --dir DIR [--target TARGET]
+ *          [--storage pmwal|uv]
  *
  * Node N (1-based) talks raft on the N-th address of --peers and serves
  * clients on the same host at that port + 1000. Every node starts with the
  * same peers; a node without state bootstraps the cluster with all of them
  * as voters (raft accepts the same bootstrap on every node). SIGINT or
  * SIGTERM stops the node cleanly; SIGKILL is a crash it recovers from.
+ * --storage uv keeps the log in raft_uv's own segment files instead (the
+ * peer of examples/raftkv_bench.py).
  *
  * One command per line, one answer per line:
  *   put KEY VALUE  ok INDEX          once committed and applied (on the
@@ -411,10 +414,17 @@ static uv_signal_t sigint, sigterm;
 static uv_tcp_t server;
 static struct raft_uv_transport transport;
 
+static bool uv_storage;
+
 static void raft_closed(struct raft *r)
 {
 	(void)r;
-	pmwal_raft_free(io);
+	if (uv_storage) {
+		raft_uv_close(io);
+		free(io);
+	} else {
+		pmwal_raft_free(io);
+	}
 	raft_uv_tcp_close(&transport);
 	uv_close((uv_handle_t *)&server, NULL);
 	uv_close((uv_handle_t *)&sigint, NULL);
@@ -432,7 +442,7 @@ static void on_signal(uv_signal_t *s, int sig)
 static void usage(void)
 {
 	fprintf(stderr, "usage: raftkv --id N --peers HOST:PORT,HOST:PORT,... --dir DIR "
-			"[--target TARGET]\n");
+			"[--target TARGET] [--storage pmwal|uv]\n");
 	exit(2);
 }
 
@@ -451,6 +461,10 @@ int main(int argc, char **argv)
 			dir = argv[i + 1];
 		else if (!strcmp(argv[i], "--target"))
 			target = argv[i + 1];
+		else if (!strcmp(argv[i], "--storage") && !strcmp(argv[i + 1], "uv"))
+			uv_storage = true;
+		else if (!strcmp(argv[i], "--storage") && !strcmp(argv[i + 1], "pmwal"))
+			uv_storage = false;
 		else
 			usage();
 	}
@@ -480,7 +494,13 @@ int main(int argc, char **argv)
 	struct pmwal_raft_options o = {.dir = dir, .target = target};
 	int rv = raft_uv_tcp_init(&transport, &loop);
 
-	if (!rv && (rv = pmwal_raft_init(&io, &loop, &transport, &o, err, sizeof(err))) != 0) {
+	if (!rv && uv_storage) {
+		io = calloc(1, sizeof(*io));
+		if (!io || (rv = raft_uv_init(io, &loop, dir, &transport)) != 0) {
+			fprintf(stderr, "raftkv: raft_uv_init %s: %s\n", dir, raft_strerror(rv));
+			return 1;
+		}
+	} else if (!rv && (rv = pmwal_raft_init(&io, &loop, &transport, &o, err, sizeof(err))) != 0) {
 		fprintf(stderr, "raftkv: %s\n", err);
 		return 1;
 	}
@@ -522,7 +542,8 @@ int main(int argc, char **argv)
 	uv_signal_start(&sigint, on_signal, SIGINT);
 	uv_signal_start(&sigterm, on_signal, SIGTERM);
 	fprintf(stderr, "raftkv: node %d: raft on %s, clients on %s:%d, log %s\n", id,
-		peers[id - 1], host, port + 1000, target ? target : "DIR/log");
+		peers[id - 1], host, port + 1000,
+		uv_storage ? "raft_uv segments in DIR" : target ? target : "DIR/log");
 	uv_run(&loop, UV_RUN_DEFAULT);
 	clear();
 	uv_loop_close(&loop);

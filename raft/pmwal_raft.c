@@ -73,7 +73,6 @@ struct praft {
 	raft_index first_index; /* the index of lsn_of[0] */
 	uint64_t *lsn_of;	/* the LSN of each live entry */
 	size_t n, cap;
-	bool loaded;
 	/* Durable appends, waiting for the loop. */
 	uv_async_t async;
 	bool async_open;
@@ -579,7 +578,6 @@ struct snap_put {
 	raft_io_snapshot_put_cb cb;
 	unsigned trailing;
 	raft_index index;
-	raft_term term;
 	uint8_t *img;
 	size_t len;
 	int err; /* -errno from the thread */
@@ -667,7 +665,7 @@ static int pr_snapshot_put(struct raft_io *io, unsigned trailing,
 		return errorf(p, RAFT_NOMEM, "snapshot: out of memory");
 	}
 	*sp = (struct snap_put){.p = p, .req = req, .cb = cb, .trailing = trailing,
-				.index = snapshot->index, .term = snapshot->term,
+				.index = snapshot->index,
 				.img = sp->img, .len = sp->len};
 	sp->work.data = sp;
 	int rv = uv_queue_work(p->loop, &sp->work, snap_put_work, snap_put_after);
@@ -733,7 +731,7 @@ static int pr_snapshot_get(struct raft_io *io, struct raft_io_snapshot_get *req,
 
 /* ---- load, bootstrap, recover ------------------------------------------------ */
 
-struct loaded { /* entries read back, with the LSN of each */
+struct loaded { /* the entries read back */
 	struct raft_entry *e;
 	size_t n, cap;
 };
@@ -886,7 +884,6 @@ static int pr_load(struct raft_io *io, raft_term *term, raft_id *vote,
 	}
 	*n_entries = l.n;
 	free(l.e);
-	p->loaded = true;
 	return 0;
 fail:
 	loaded_cut(&l, 0);

@@ -157,9 +157,14 @@ static int fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsign
 	return 0;
 }
 
+/* Set once raft_start() returns: a restore after that is a snapshot the
+ * leader sent, which the cluster test counts from stderr. */
+static bool started;
+
 static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
 {
 	const char *at = buf->base, *end = at + buf->len;
+	size_t keys = 0;
 
 	(void)fsm;
 	clear();
@@ -180,8 +185,11 @@ static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
 		if (set(k, v, index, cnt))
 			return RAFT_NOMEM;
 		at = vend + 1;
+		keys++;
 	}
 	raft_free(buf->base);
+	if (started)
+		fprintf(stderr, "raftkv: installed a snapshot from the leader: %zu keys\n", keys);
 	return 0;
 }
 
@@ -439,10 +447,26 @@ static void on_signal(uv_signal_t *s, int sig)
 	raft_close(&raft, raft_closed);
 }
 
+static void usage(void);
+
+/* A count option: 1..2^31, or usage. */
+static unsigned count_arg(const char *opt, const char *v)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (end == v || *end || n < 1 || n > (1ul << 31) || v[0] == '-') {
+		fprintf(stderr, "raftkv: %s %s: want a count from 1 to 2147483648\n", opt, v);
+		exit(2);
+	}
+	return (unsigned)n;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: raftkv --id N --peers HOST:PORT,HOST:PORT,... --dir DIR "
-			"[--target TARGET] [--storage pmwal|uv]\n");
+			"[--target TARGET] [--storage pmwal|uv] [--snapshot-threshold N] "
+			"[--snapshot-trailing N]\n");
 	exit(2);
 }
 
@@ -450,6 +474,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = NULL, *target = NULL, *peer_arg = NULL;
 	int id = 0;
+	unsigned threshold = 2048, trailing = 512;
 	char err[1024];
 
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -465,6 +490,10 @@ int main(int argc, char **argv)
 			uv_storage = true;
 		else if (!strcmp(argv[i], "--storage") && !strcmp(argv[i + 1], "pmwal"))
 			uv_storage = false;
+		else if (!strcmp(argv[i], "--snapshot-threshold"))
+			threshold = count_arg(argv[i], argv[i + 1]);
+		else if (!strcmp(argv[i], "--snapshot-trailing"))
+			trailing = count_arg(argv[i], argv[i + 1]);
 		else
 			usage();
 	}
@@ -521,13 +550,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "raftkv: bootstrap: %s\n", raft_errmsg(&raft));
 		return 1;
 	}
-	raft_set_snapshot_threshold(&raft, 2048);
-	raft_set_snapshot_trailing(&raft, 512);
+	raft_set_snapshot_threshold(&raft, threshold);
+	raft_set_snapshot_trailing(&raft, trailing);
 	if ((rv = raft_start(&raft)) != 0) {
 		fprintf(stderr, "raftkv: start: %s: %s%s%s\n", raft_strerror(rv), raft_errmsg(&raft),
 			raft_errmsg(&raft)[0] ? "; " : "", io->errmsg);
 		return 1;
 	}
+	started = true;
 	struct sockaddr_in sa;
 
 	uv_ip4_addr(host, port + 1000, &sa);

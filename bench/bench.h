@@ -234,6 +234,15 @@ const char *target_resolve(const char *t, int role, char *label, size_t labellen
 /* Deletes @t's file when it is a default target bench made
  * (pmwal-bench.{dat,wal}): never leave 1 GiB behind. */
 void target_remove_owned(const char *t);
+/* A run owns the file it creates (a marker beside it, PATH.pmwal-bench):
+ * target_claim creates @t's file if it is missing (true: created, claimed);
+ * a claimed file is written over without --force, by this run or the next;
+ * target_unclaim deletes a claimed file and its marker; target_reset_scratch
+ * empties a claimed file (a log run starts from a fresh log). */
+bool target_claim(const char *t);
+bool target_is_scratch(const char *t);
+void target_unclaim(const char *t);
+void target_reset_scratch(const char *t);
 /* One target's facts (kind, sector sizes, model, probe). */
 json_t *target_env_json(const char *t);
 json_t *environment_json(const char **targets, int ntargets, json_t *options);

@@ -203,7 +203,7 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
 		if (!pmem_file) {
 			/* A PMR or devdax has no beside: use its start, if allowed. */
 			p.target = target;
-			p.create_bytes = 0;
+			p.create_bytes = target_is_scratch(target) ? PRIM_AREA_BYTES : 0;
 			if (target_check_writable(target, force, err, errlen))
 				goto out;
 		}

@@ -58,8 +58,11 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	io_jobname(s, name, sizeof(name));
 	snprintf(progress_job, sizeof(progress_job), "%.60s @ %.32s", name,
 		 *label ? label : s->target);
+	bool created = target_claim(s->target);
 	struct run_result *r = io_run_capped(s, notes);
 	if (!r || r->err == PMWAL_BENCH_EUSAGE) {
+		if (created) /* refused: leave nothing behind */
+			target_unclaim(s->target);
 		usage_failed(c, r);
 		json_decref(notes);
 		return NULL;
@@ -90,10 +93,16 @@ static json_t *log_job(struct bench_ctx *c, struct log_spec *s, const char *labe
 	log_jobname(s, name, sizeof(name));
 	snprintf(progress_job, sizeof(progress_job), "%.60s @ %.32s", name,
 		 *label ? label : s->target);
-	/* Default targets are ours: start each run from a fresh log. */
+	/* Default targets and files a run created are ours: start each run from
+	 * a fresh log (a second run must not trip over the first one's log). */
 	target_remove_owned(s->target);
+	bool created = target_claim(s->target);
+	if (!created)
+		target_reset_scratch(s->target);
 	struct run_result *r = log_run(s, &extra);
 	if (!r || r->err == PMWAL_BENCH_EUSAGE) {
+		if (created)
+			target_unclaim(s->target);
 		usage_failed(c, r);
 		return NULL;
 	}
@@ -150,6 +159,8 @@ json_t *run_log_job(struct bench_ctx *c, struct log_spec *s, const char *label)
 void run_primitives(struct bench_ctx *c, const char *target, const char *label)
 {
 	char err[512] = "";
+	/* A region has no room beside it: a missing fake PMR becomes ours. */
+	bool created = target_kind(target) == PMWAL_TARGET_FAKEPMR && target_claim(target);
 	json_t *jobs =
 	    primitives_run(target, label, c->prim_ns, c->force, err, sizeof(err));
 	json_t *job;
@@ -157,6 +168,8 @@ void run_primitives(struct bench_ctx *c, const char *target, const char *label)
 
 	ctx_add_target(c, target);
 	if (!jobs) {
+		if (created)
+			target_unclaim(target);
 		fprintf(stderr, "pmwal bench: primitives on %s: %s\n", target, err);
 		ctx_note_status(c, PMWAL_BENCH_EUSAGE);
 		return;
@@ -177,6 +190,9 @@ json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
 	char err[512] = "";
 
 	target_remove_owned(target);
+	bool created = target_claim(target);
+	if (!created)
+		target_reset_scratch(target);
 	bool usage = false;
 	json_t *job = recovery_run(target, label, fill_bytes, record_bytes, c->force,
 				   &usage, err, sizeof(err));
@@ -186,6 +202,8 @@ json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
 			fprintf(stderr, "pmwal bench: recovery on %s: %s\n", target, err);
 			ctx_note_status(c, usage ? PMWAL_BENCH_EUSAGE : -1);
 		}
+		if (created && usage)
+			target_unclaim(target);
 		target_remove_owned(target);
 		return NULL;
 	}

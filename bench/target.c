@@ -72,9 +72,10 @@ static bool holds_pmwal_log(const char *target)
 int target_check_writable(const char *target, bool force, char *err, size_t errlen)
 {
 	const char *file = target_file(target), *path = file ? file : target;
-	const char *what = force ? NULL : pmr_probe_fs_magic(target);
+	const char *what =
+	    force || target_is_scratch(target) ? NULL : pmr_probe_fs_magic(target);
 
-	if (!what && !force && holds_pmwal_log(target))
+	if (!what && !force && !target_is_scratch(target) && holds_pmwal_log(target))
 		what = "a pmwal log";
 	if (!what)
 		return 0;
@@ -126,7 +127,7 @@ static const char *flash_dir(void)
 
 const char *target_resolve(const char *t, int role, char *label, size_t labellen)
 {
-	static char paths[2][2][4096];
+	static char paths[2][3][4096];
 	const char *name = role ? "pmwal-bench.wal" : "pmwal-bench.dat";
 
 	snprintf(label, labellen, "%s", "");
@@ -141,18 +142,129 @@ const char *target_resolve(const char *t, int role, char *label, size_t labellen
 		force_cache_line(paths[role][1]);
 		return paths[role][1];
 	}
+	/* The fake PMR: NVMe PMR's registers and barrier protocol over a file in
+	 * /dev/shm; it measures the protocol's CPU cost, not a device. */
+	if (!strcmp(t, "pmr") || !strcmp(t, "fakepmr")) {
+		snprintf(paths[role][2], sizeof(paths[0][0]),
+			 "fakepmr:/dev/shm/pmwal-bench-pmr.%s", role ? "wal" : "dat");
+		snprintf(label, labellen, "emulated PMR");
+		return paths[role][2];
+	}
 	force_cache_line(t);
 	if (target_kind(t) == PMWAL_TARGET_PMEM && on_tmpfs(target_file(t)))
 		snprintf(label, labellen, "emulated pmem");
+	if (target_kind(t) == PMWAL_TARGET_FAKEPMR)
+		snprintf(label, labellen, "emulated PMR");
 	return t;
+}
+
+/* The file behind @t, fakepmr: included (its options cut off); 0 or -1. */
+static int scratch_path(const char *t, char *buf, size_t len)
+{
+	struct pmwal_target pt;
+
+	if (pmwal_target_parse(t, &pt) || !pt.has_file || !*pt.path ||
+	    pt.kind == PMWAL_TARGET_DEVDAX)
+		return -1;
+	snprintf(buf, len, "%s", pt.path);
+	return 0;
+}
+
+/*
+ * A file bench created is its scratch file, wherever the user named it: a
+ * marker beside it (PATH.pmwal-bench) holds the file's device and inode, so
+ * a second run of the same command (or one after a killed run) may write
+ * over the log or data the first left, while a file bench did not create
+ * (same path, a new inode) is still refused without --force.
+ */
+static void marker_path(const char *file, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.pmwal-bench", file);
+}
+
+static bool is_scratch_file(const char *file)
+{
+	char mk[4200], line[128];
+	struct stat st;
+	unsigned long long dev, ino;
+	bool ok = false;
+
+	marker_path(file, mk, sizeof(mk));
+	FILE *f = fopen(mk, "r");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f) && stat(file, &st) == 0 && S_ISREG(st.st_mode) &&
+	    sscanf(line, "pmwal bench scratch file dev=%llu ino=%llu", &dev, &ino) == 2)
+		ok = dev == (unsigned long long)st.st_dev &&
+		     ino == (unsigned long long)st.st_ino;
+	fclose(f);
+	return ok;
+}
+
+bool target_is_scratch(const char *t)
+{
+	char file[4096];
+
+	return !scratch_path(t, file, sizeof(file)) && is_scratch_file(file);
+}
+
+bool target_claim(const char *t)
+{
+	char file[4096], mk[4200];
+	struct stat st;
+
+	if (scratch_path(t, file, sizeof(file)))
+		return false;
+	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return false; /* there already, or not ours to create */
+	bool ok = fstat(fd, &st) == 0;
+	close(fd);
+	marker_path(file, mk, sizeof(mk));
+	FILE *f = ok ? fopen(mk, "w") : NULL;
+	if (f) {
+		fprintf(f,
+			"pmwal bench scratch file dev=%llu ino=%llu\n"
+			"(pmwal bench created %s and may write over it; delete both)\n",
+			(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+			file);
+		ok = fclose(f) == 0;
+	}
+	if (!f || !ok) {
+		unlink(mk);
+		unlink(file);
+		return false;
+	}
+	return true;
+}
+
+void target_unclaim(const char *t)
+{
+	char file[4096], mk[4200];
+
+	if (scratch_path(t, file, sizeof(file)) || !is_scratch_file(file))
+		return;
+	marker_path(file, mk, sizeof(mk));
+	unlink(file);
+	unlink(mk);
+}
+
+void target_reset_scratch(const char *t)
+{
+	char file[4096];
+
+	if (!scratch_path(t, file, sizeof(file)) && is_scratch_file(file))
+		(void)truncate(file, 0);
 }
 
 static bool target_owned(const char *t)
 {
-	static const char *const names[] = {"/pmwal-bench.dat", "/pmwal-bench.wal"};
+	static const char *const names[] = {"/pmwal-bench.dat", "/pmwal-bench.wal",
+					    "/pmwal-bench-pmr.dat",
+					    "/pmwal-bench-pmr.wal"};
 	size_t n = strlen(t);
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		size_t k = strlen(names[i]);
 		if (n > k && !strcmp(t + n - k, names[i]))
 			return true;
@@ -162,10 +274,13 @@ static bool target_owned(const char *t)
 
 void target_remove_owned(const char *t)
 {
-	const char *file = target_file(t);
+	char file[4096], mk[4200];
 
-	if (file && target_owned(t))
-		unlink(file);
+	if (scratch_path(t, file, sizeof(file)) || !target_owned(file))
+		return;
+	unlink(file);
+	marker_path(file, mk, sizeof(mk));
+	unlink(mk);
 }
 
 static json_t *cpu_json(void)
@@ -246,7 +361,8 @@ json_t *target_env_json(const char *t)
 					    json_integer((json_int_t)fs.f_type));
 	}
 	json_object_set_new(o, "emulated",
-			    json_boolean(kind == PMWAL_TARGET_PMEM && on_tmpfs(path)));
+			    json_boolean((kind == PMWAL_TARGET_PMEM && on_tmpfs(path)) ||
+					 kind == PMWAL_TARGET_FAKEPMR));
 	char err[256] = "";
 	json_t *probe = pmr_probe_json(t, err, sizeof(err));
 	json_object_set_new(o, "probe", probe ? probe : json_string(err));

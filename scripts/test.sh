@@ -26,9 +26,11 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # under TSan; stress_threads and pmwal crashtest are plain programs): many
 # appender threads on each medium with follower threads reading live, the
 # random crash campaign's threaded rounds with async appends and callbacks,
-# the takeover campaign's processes, and the example store's writer threads.
-echo "== ThreadSanitizer build (stress_threads, crashtest_random, crashtest_inflight, crashtest_takeover, kv_threads)"
+# the takeover campaign's processes, the example store's writer threads, and
+# the replicated store's nodes (libpmwal-raft hands pmwal's committer-thread
+# callbacks to the libuv loop) under SIGKILL.
+echo "== ThreadSanitizer build (stress_threads, crashtest_random, crashtest_inflight, crashtest_takeover, kv_threads, raftkv_cluster)"
 TSAN_OPTIONS=halt_on_error=1 \
 	run build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMWAL_TSAN=ON \
-	-R '^(stress_threads|crashtest_random|crashtest_inflight|crashtest_takeover|kv_threads)$' || status=1
+	-R '^(stress_threads|crashtest_random|crashtest_inflight|crashtest_takeover|kv_threads|raftkv_cluster)$' || status=1
 exit $status

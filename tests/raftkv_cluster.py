@@ -47,11 +47,15 @@ def start(i):
 
 
 def installs():
-    n = 0
+    """Snapshots the nodes were sent, and the sanitizer reports they printed."""
+    n, reports = 0, []
     for i in range(3):
         with open(os.path.join(base, "%d.err" % (i + 1))) as f:
-            n += sum("installed a snapshot from the leader" in line for line in f)
-    return n
+            for line in f:
+                n += "installed a snapshot from the leader" in line
+                if "Sanitizer" in line or "runtime error" in line:
+                    reports.append("node %d: %s" % (i + 1, line.rstrip()))
+    return n, reports
 
 
 def ask(i, line, timeout=2.0):
@@ -189,14 +193,17 @@ def main():
             p.kill()
             print("raftkv_cluster: a node did not stop on SIGTERM")
             lost += 1
-    sent_snapshots = installs()
+    sent_snapshots, reports = installs()
+    for r in reports:
+        print("raftkv_cluster: %s" % r)
     print("raftkv_cluster: %.0f s, %d kills, %d puts sent, %d acknowledged, %d unanswered, "
           "%d snapshots installed, %d present on all 3 nodes at the same index; lost %d, "
           "applied twice %d, nodes differing %d" % (seconds, kills, sent, len(acked), unanswered,
                                                     sent_snapshots, present, lost, dup, differ))
     if sent_snapshots == 0:
         print("raftkv_cluster: no node was ever sent a snapshot; the test did not test that")
-    ok = lost == 0 and dup == 0 and differ == 0 and len(acked) > 0 and sent_snapshots > 0
+    ok = (lost == 0 and dup == 0 and differ == 0 and len(acked) > 0 and sent_snapshots > 0 and
+          not reports)
     if ok:
         shutil.rmtree(base)
     else:

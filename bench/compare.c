@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * compare.c - `pmwal bench compare A B`: the same short list of workloads on
- * two targets, one after the other, printed side by side with B/A ratios (of
- * operations per second and of p99 latency) and stored under
- * pmwal.compare in the JSON, so "PMR versus flash" is one command.
+ * compare.c - `pmwal bench compare [A B [C]]`: the same short list of
+ * workloads on two or three targets (flash, the fake PMR and emulated pmem
+ * when none is named), one target after the other, printed side by side with
+ * each target's ratio to A, and stored under pmwal.compare in the JSON, so
+ * "PMR versus flash" is one command. Rows: raw 4K random write, read and
+ * 50/50 mix, sequential writes and reads, the cheapest durable 4K write
+ * among the target's durability primitives, the log at 1 and 8 threads, and
+ * recovery in GiB/s (with s/GiB in place of a latency).
  */
 #include "ctx.h"
+#include "svg.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#define CMP_TARGETS_MAX 3
 
 struct cmp_io {
 	int rw;
@@ -17,17 +24,25 @@ struct cmp_io {
 };
 
 static const struct cmp_io cmp_ios[] = {
-    {RW_WRITE, 4096, 1},      {RW_RANDREAD, 4096, 32}, {RW_RANDWRITE, 4096, 32},
-    {RW_WRITE, 128 << 10, 8}, {RW_READ, 128 << 10, 8},
+    {RW_RANDWRITE, 4096, 32}, {RW_RANDREAD, 4096, 32}, {RW_RANDRW, 4096, 32},
+    {RW_WRITE, 4096, 1},      {RW_WRITE, 128 << 10, 8}, {RW_READ, 128 << 10, 8},
 };
+#define CMP_IOS	      (sizeof(cmp_ios) / sizeof(cmp_ios[0]))
 static const uint32_t cmp_log_threads[] = {1, 8};
-#define CMP_JOBS (sizeof(cmp_ios) / sizeof(cmp_ios[0]) + 3)
+/* Row order: the raw workloads, the durable 4K write, the logs, recovery. */
+#define CMP_ROW_PRIM (CMP_IOS)
+#define CMP_ROW_LOG  (CMP_IOS + 1)
+#define CMP_ROW_REC  (CMP_IOS + 3)
+#define CMP_ROWS     (CMP_IOS + 4)
+
+static json_t *pmw(json_t *job)
+{
+	return json_object_get(job, "pmwal");
+}
 
 static double job_ops(json_t *job)
 {
-	return job ? json_real_value(
-			 json_object_get(json_object_get(job, "pmwal"), "ops_per_s"))
-		   : 0;
+	return job ? json_real_value(json_object_get(pmw(job), "ops_per_s")) : 0;
 }
 
 static double job_p99(json_t *job)
@@ -45,15 +60,56 @@ static double job_p99(json_t *job)
 	return worst;
 }
 
+static json_t *job_recovery(json_t *job)
+{
+	return json_object_get(pmw(job), "recovery");
+}
+
+/* The row's rate: operations/s, or recovery's GiB/s. */
+static double row_rate(size_t row, json_t *job)
+{
+	if (row == CMP_ROW_REC)
+		return json_real_value(json_object_get(job_recovery(job), "bw_bytes")) /
+		       (1024.0 * 1024 * 1024);
+	return job_ops(job);
+}
+
+/* The row's cost: p99 latency in ns, or recovery's seconds per GiB. */
+static double row_cost(size_t row, json_t *job)
+{
+	if (row == CMP_ROW_REC)
+		return json_real_value(json_object_get(job_recovery(job), "s_per_gib"));
+	return job_p99(job);
+}
+
+/* The fastest durable 4K write among the primitive jobs recorded from
+ * index @from on (fdatasync, O_DSYNC, RWF_DSYNC; copy + barrier). */
+static json_t *best_durable_4k(struct bench_ctx *c, size_t from)
+{
+	json_t *jobs = json_object_get(c->root, "jobs"), *best = NULL;
+
+	for (size_t i = from; i < json_array_size(jobs); i++) {
+		json_t *j = json_array_get(jobs, i);
+		const char *name = json_string_value(json_object_get(j, "jobname"));
+		if (strcmp(json_string_value(json_object_get(pmw(j), "phase")) ?: "",
+			   "primitive") ||
+		    !name || strncmp(name, "4K ", 3) || strstr(name, "no sync") ||
+		    json_object_get(pmw(j), "error"))
+			continue;
+		if (!best || job_ops(j) > job_ops(best))
+			best = j;
+	}
+	return best;
+}
+
 static void run_target(struct bench_ctx *c, const char *name, json_t **jobs,
 		       uint64_t run_ns)
 {
 	char label[48], wlabel[48];
 	const char *data = target_resolve(name, 0, label, sizeof(label));
 	const char *wal = target_resolve(name, 1, wlabel, sizeof(wlabel));
-	size_t k = 0;
 
-	for (size_t i = 0; i < sizeof(cmp_ios) / sizeof(cmp_ios[0]) && !bench_stop; i++) {
+	for (size_t i = 0; i < CMP_IOS && !bench_stop; i++) {
 		struct io_spec s = c->io;
 		s.target = data;
 		s.rw = cmp_ios[i].rw;
@@ -62,59 +118,140 @@ static void run_target(struct bench_ctx *c, const char *name, json_t **jobs,
 		s.runtime_ns = run_ns;
 		if (!c->size_set)
 			s.size_bytes = UINT64_C(256) << 20;
-		jobs[k++] = run_io_job(c, &s, label);
+		jobs[i] = run_io_job(c, &s, label);
+	}
+	if (!bench_stop) {
+		size_t from = json_array_size(json_object_get(c->root, "jobs"));
+		run_primitives(c, data, label);
+		jobs[CMP_ROW_PRIM] = best_durable_4k(c, from);
 	}
 	for (size_t i = 0; i < 2 && !bench_stop; i++) {
 		struct log_spec s = c->log;
 		s.target = wal;
 		s.threads = cmp_log_threads[i];
 		s.runtime_ns = run_ns;
-		jobs[k++] = run_log_job(c, &s, wlabel);
+		jobs[CMP_ROW_LOG + i] = run_log_job(c, &s, wlabel);
 	}
-	/* Recovery: operations/s is opens per second, so B/A is a speedup. */
 	if (!bench_stop)
-		jobs[k++] =
+		jobs[CMP_ROW_REC] =
 		    run_recovery(c, wal, wlabel,
 				 c->size_set ? c->fill_bytes : UINT64_C(128) << 20, 4096);
 	target_remove_owned(data);
 }
 
+static void row_name(size_t row, json_t *job, char *buf, size_t len)
+{
+	if (row == CMP_ROW_PRIM)
+		snprintf(buf, len, "durable 4K write (best primitive)");
+	else if (row == CMP_ROW_REC)
+		snprintf(buf, len, "recovery (GiB/s; s/GiB)");
+	else
+		snprintf(buf, len, "%s",
+			 json_string_value(json_object_get(job, "jobname")) ?: "");
+}
+
+static void print_header(struct bench_ctx *c, int n)
+{
+	printf("\n%-34s", "workload (ratios: each / A)");
+	for (int t = 0; t < n; t++)
+		printf(" %c=%-19.19s", 'A' + t, c->pos[t]);
+	printf(" | p99 latency (recovery: s/GiB)\n");
+}
+
+/* One row of the table and of pmwal.compare.rows. */
+static json_t *compare_row(size_t row, json_t **jobs, int n)
+{
+	char name[96];
+	double rate[CMP_TARGETS_MAX] = {0}, cost[CMP_TARGETS_MAX] = {0};
+	json_t *vals = json_array();
+
+	row_name(row, jobs[0], name, sizeof(name));
+	printf("%-34.34s", name);
+	for (int t = 0; t < n; t++) {
+		char v[16];
+		rate[t] = row_rate(row, jobs[t]);
+		cost[t] = row_cost(row, jobs[t]);
+		if (row == CMP_ROW_REC)
+			snprintf(v, sizeof(v), "%.3g", rate[t]);
+		else
+			svg_num(v, sizeof(v), rate[t]);
+		if (t)
+			printf(" %9s x%-9.3g", v, rate[0] > 0 ? rate[t] / rate[0] : 0);
+		else
+			printf(" %9s %-10s", v, row == CMP_ROW_REC ? "GiB/s" : "ops/s");
+	}
+	printf(" |");
+	for (int t = 0; t < n; t++) {
+		char v[16];
+		if (row == CMP_ROW_REC)
+			snprintf(v, sizeof(v), "%.3gs", cost[t]);
+		else
+			fmt_ns(v, sizeof(v), cost[t]);
+		if (t)
+			printf(" %s (x%.3g)", v, cost[0] > 0 ? cost[t] / cost[0] : 0);
+		else
+			printf(" %s", v);
+	}
+	printf("\n");
+	for (int t = 0; t < n; t++) {
+		json_t *v = json_pack(
+		    "{s:s,s:f,s:f,s:f,s:f}", "jobname",
+		    json_string_value(json_object_get(jobs[t], "jobname")) ?: "", "rate",
+		    rate[t], "cost", cost[t], "rate_ratio",
+		    rate[0] > 0 ? rate[t] / rate[0] : 0.0, "cost_ratio",
+		    cost[0] > 0 ? cost[t] / cost[0] : 0.0);
+		json_object_set_new(v, "emulated",
+				    json_boolean(json_is_true(
+					json_object_get(pmw(jobs[t]), "emulated"))));
+		json_array_append_new(vals, v);
+	}
+	bool rec = row == CMP_ROW_REC;
+	/* a_ and b_ keys: what results before three targets carried. */
+	return json_pack("{s:s,s:s,s:s,s:o,s:f,s:f,s:f,s:f,s:f,s:f}", "workload", name,
+			 "rate_unit", rec ? "GiB/s" : "ops/s", "cost_unit",
+			 rec ? "s/GiB" : "p99 ns", "values", vals, "a_ops_per_s", rate[0],
+			 "b_ops_per_s", rate[1], "ops_ratio",
+			 rate[0] > 0 ? rate[1] / rate[0] : 0.0, "a_p99_ns", cost[0],
+			 "b_p99_ns", cost[1], "p99_ratio",
+			 cost[0] > 0 ? cost[1] / cost[0] : 0.0);
+}
+
 int run_compare(struct bench_ctx *c)
 {
-	json_t *a[CMP_JOBS] = {0}, *b[CMP_JOBS] = {0};
+	json_t *jobs[CMP_TARGETS_MAX][CMP_ROWS] = {{0}};
 	uint64_t run_ns = c->runtime_set ? c->io.runtime_ns
 			  : c->quick	 ? 1000000000ull
 					 : 3000000000ull;
 
-	if (c->npos != 2) {
+	if (c->npos == 0) { /* PMR versus flash, and pmem */
+		c->pos[0] = "flash";
+		c->pos[1] = "pmr";
+		c->pos[2] = "pmem";
+		c->npos = 3;
+	}
+	if (c->npos < 2 || c->npos > CMP_TARGETS_MAX) {
 		snprintf(c->err, sizeof(c->err),
-			 "compare needs two targets: compare A B");
+			 "compare takes two or three targets (compare A B [C]; none: "
+			 "flash pmr pmem), not %d",
+			 c->npos);
 		return -1;
 	}
-	run_target(c, c->pos[0], a, run_ns);
-	run_target(c, c->pos[1], b, run_ns);
-	json_t *cmp = json_array();
-	printf("\n%-34s %12s %12s %8s %10s %10s %8s\n", "workload", "A ops/s", "B ops/s",
-	       "B/A", "A p99", "B p99", "B/A");
-	for (size_t i = 0; i < CMP_JOBS; i++) {
-		if (!a[i] || !b[i])
-			continue;
-		double oa = job_ops(a[i]), ob = job_ops(b[i]), la = job_p99(a[i]),
-		       lb = job_p99(b[i]);
-		char pa[16], pb[16];
-		fmt_ns(pa, sizeof(pa), la);
-		fmt_ns(pb, sizeof(pb), lb);
-		const char *name = json_string_value(json_object_get(a[i], "jobname"));
-		printf("%-34s %12.0f %12.0f %8.2f %10s %10s %8.2f\n", name, oa, ob,
-		       oa > 0 ? ob / oa : 0, pa, pb, la > 0 ? lb / la : 0);
-		json_array_append_new(
-		    cmp, json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:f}", "workload", name,
-				   "a_ops_per_s", oa, "b_ops_per_s", ob, "ops_ratio",
-				   oa > 0 ? ob / oa : 0.0, "a_p99_ns", la, "b_p99_ns", lb,
-				   "p99_ratio", la > 0 ? lb / la : 0.0));
+	for (int t = 0; t < c->npos && !bench_stop; t++)
+		run_target(c, c->pos[t], jobs[t], run_ns);
+	json_t *rows = json_array(), *targets = json_array();
+	for (int t = 0; t < c->npos; t++)
+		json_array_append_new(targets, json_string(c->pos[t]));
+	print_header(c, c->npos);
+	for (size_t r = 0; r < CMP_ROWS; r++) {
+		json_t *col[CMP_TARGETS_MAX];
+		bool all = true;
+		for (int t = 0; t < c->npos; t++)
+			all = all && (col[t] = jobs[t][r]);
+		if (all)
+			json_array_append_new(rows, compare_row(r, col, c->npos));
 	}
-	json_object_set_new(
-	    json_object_get(c->root, "pmwal"), "compare",
-	    json_pack("{s:s,s:s,s:o}", "a", c->pos[0], "b", c->pos[1], "rows", cmp));
+	json_object_set_new(json_object_get(c->root, "pmwal"), "compare",
+			    json_pack("{s:s,s:s,s:o,s:o}", "a", c->pos[0], "b",
+				      c->pos[1], "targets", targets, "rows", rows));
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <liburing.h>
 
@@ -171,12 +172,16 @@ static int scratch_path(const char *t, char *buf, size_t len)
 }
 
 /*
- * A file bench created is its scratch file, wherever the user named it: a
- * marker beside it (PATH.pmwal-bench) holds the file's device and inode, so
- * a second run of the same command (or one after a killed run) may write
- * over the log or data the first left, while a file bench did not create
- * (same path, a new inode) is still refused without --force.
+ * A file bench created is its scratch file, wherever the user named it: it
+ * carries the extended attribute user.pmwal.bench (as bench io marks the
+ * files it lays out), or, on a filesystem without user xattrs, a marker
+ * beside it (PATH.pmwal-bench) holding its device and inode. A second run of
+ * the same command (or one after a killed run) may write over the log or
+ * data the first left; a file bench did not create is still refused without
+ * --force.
  */
+#define SCRATCH_XATTR "user.pmwal.bench"
+
 static void marker_path(const char *file, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s.pmwal-bench", file);
@@ -189,6 +194,8 @@ static bool is_scratch_file(const char *file)
 	unsigned long long dev, ino;
 	bool ok = false;
 
+	if (getxattr(file, SCRATCH_XATTR, line, sizeof(line)) > 0)
+		return true;
 	marker_path(file, mk, sizeof(mk));
 	FILE *f = fopen(mk, "r");
 	if (!f)
@@ -201,6 +208,26 @@ static bool is_scratch_file(const char *file)
 	return ok;
 }
 
+static bool mark_scratch(const char *file)
+{
+	char mk[4200];
+	struct stat st;
+
+	if (setxattr(file, SCRATCH_XATTR, "scratch", 7, 0) == 0)
+		return true;
+	if (stat(file, &st))
+		return false;
+	marker_path(file, mk, sizeof(mk));
+	FILE *f = fopen(mk, "w");
+	if (!f)
+		return false;
+	fprintf(f,
+		"pmwal bench scratch file dev=%llu ino=%llu\n"
+		"(pmwal bench created %s and may write over it; delete both)\n",
+		(unsigned long long)st.st_dev, (unsigned long long)st.st_ino, file);
+	return fclose(f) == 0;
+}
+
 bool target_is_scratch(const char *t)
 {
 	char file[4096];
@@ -208,30 +235,25 @@ bool target_is_scratch(const char *t)
 	return !scratch_path(t, file, sizeof(file)) && is_scratch_file(file);
 }
 
+static bool target_owned(const char *t);
+
 bool target_claim(const char *t)
 {
-	char file[4096], mk[4200];
+	char file[4096];
 	struct stat st;
 
 	if (scratch_path(t, file, sizeof(file)))
 		return false;
+	/* A default target's name is bench's: one a killed run left is ours. */
+	if (target_owned(file) && stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
+		(void)mark_scratch(file);
+		return false;
+	}
 	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return false; /* there already, or not ours to create */
-	bool ok = fstat(fd, &st) == 0;
 	close(fd);
-	marker_path(file, mk, sizeof(mk));
-	FILE *f = ok ? fopen(mk, "w") : NULL;
-	if (f) {
-		fprintf(f,
-			"pmwal bench scratch file dev=%llu ino=%llu\n"
-			"(pmwal bench created %s and may write over it; delete both)\n",
-			(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-			file);
-		ok = fclose(f) == 0;
-	}
-	if (!f || !ok) {
-		unlink(mk);
+	if (!mark_scratch(file)) {
 		unlink(file);
 		return false;
 	}

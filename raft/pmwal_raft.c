@@ -578,6 +578,9 @@ struct snap_put {
 	raft_io_snapshot_put_cb cb;
 	unsigned trailing;
 	raft_index index;
+	/* raft keeps the snapshot and its buffers until the callback, so the
+	 * copy and its checksum are made on the pool's thread, not the loop's. */
+	const struct raft_snapshot *snap;
 	uint8_t *img;
 	size_t len;
 	int err; /* -errno from the thread */
@@ -588,6 +591,11 @@ static void snap_put_work(uv_work_t *work)
 {
 	struct snap_put *sp = work->data;
 	struct praft *p = sp->p;
+
+	if (snap_encode(sp->snap, &sp->img, &sp->len)) {
+		sp->err = -ENOMEM;
+		return;
+	}
 	int fd = open(p->snap_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	int rc = fd < 0 ? -errno : write_all(fd, sp->img, sp->len);
 
@@ -616,7 +624,8 @@ static void snap_put_after(uv_work_t *work, int status)
 
 	free(sp->img);
 	if (status || sp->err) {
-		rv = errorf(p, RAFT_IOERR, "snapshot %s: %s", p->snap_path,
+		rv = errorf(p, sp->err == -ENOMEM ? RAFT_NOMEM : RAFT_IOERR, "snapshot %s: %s",
+			    p->snap_path,
 			    strerror(sp->err ? -sp->err : ECANCELED));
 		goto out;
 	}
@@ -660,18 +669,14 @@ static int pr_snapshot_put(struct raft_io *io, unsigned trailing,
 		free(sp);
 		return errorf(p, p->failed, "the log failed earlier: %s", pmwal_errmsg(p->w));
 	}
-	if (!sp || snap_encode(snapshot, &sp->img, &sp->len)) {
-		free(sp);
+	if (!sp)
 		return errorf(p, RAFT_NOMEM, "snapshot: out of memory");
-	}
 	*sp = (struct snap_put){.p = p, .req = req, .cb = cb, .trailing = trailing,
-				.index = snapshot->index,
-				.img = sp->img, .len = sp->len};
+				.index = snapshot->index, .snap = snapshot};
 	sp->work.data = sp;
 	int rv = uv_queue_work(p->loop, &sp->work, snap_put_work, snap_put_after);
 
 	if (rv) {
-		free(sp->img);
 		free(sp);
 		return errorf(p, RAFT_IOERR, "snapshot: %s", uv_strerror(rv));
 	}

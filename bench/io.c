@@ -509,6 +509,27 @@ static int open_blockdev(struct io_shared *sh, const char *path, struct stat *st
 	return 0;
 }
 
+/*
+ * A regular file with data that bench did not create (target_claim: the
+ * scratch mark) is the user's: a write workload refuses it without --force,
+ * so a file name mistyped for a target is never lost. A file bench created
+ * is written over by the next run of the same command.
+ */
+static int check_not_users_file(const char *target, const char *path,
+				const struct stat *st, bool force, char *err,
+				size_t errlen)
+{
+	if (force || !S_ISREG(st->st_mode) || st->st_size == 0 ||
+	    target_is_scratch(target))
+		return 0;
+	snprintf(err, errlen,
+		 "%s is a file pmwal bench did not create (%lld bytes); a write "
+		 "workload would overwrite it (pass --force to write anyway, or name a "
+		 "new file: bench creates it and reuses it on the next run)",
+		 path, (long long)st->st_size);
+	return -1;
+}
+
 static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 {
 	const struct io_spec *s = sh->spec;
@@ -523,6 +544,9 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 	}
 	if (exists && writes && target_check_writable(path, s->force, err, errlen))
 		return -1;
+	/* A file this run creates is its scratch (marked), not the user's. */
+	if (!exists && target_claim(s->target))
+		exists = stat(path, &st) == 0;
 	/* Read-only workloads open read-only: a read benchmark of a device
 	 * needs no write permission, and never dirties anything. */
 	int flags = (writes || !exists ? O_RDWR | O_CREAT : O_RDONLY) |
@@ -540,6 +564,9 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 		return -1;
 	}
 	fstat(sh->fd, &st);
+	if (exists && writes &&
+	    check_not_users_file(s->target, path, &st, s->force, err, errlen))
+		return -1;
 	sh->target_bytes = s->size_bytes;
 	sh->sector_bytes = 512;
 	if (S_ISBLK(st.st_mode))

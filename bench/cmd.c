@@ -61,6 +61,12 @@ enum {
 	O_NOPRIM,
 	O_FOLLOWERS,
 	O_FOLLOWER_HOLD,
+	O_OUTFMT,
+	O_BW_LOG,
+	O_IOPS_LOG,
+	O_LAT_LOG,
+	O_LOG_AVG,
+	O_JOB,
 };
 
 static const struct option long_opts[] = {
@@ -111,6 +117,12 @@ static const struct option long_opts[] = {
     {"quiet", no_argument, NULL, O_QUIET},
     {"no-primitives", no_argument, NULL, O_NOPRIM},
     {"help", no_argument, NULL, O_HELP},
+    {"output-format", required_argument, NULL, O_OUTFMT},
+    {"write_bw_log", required_argument, NULL, O_BW_LOG},
+    {"write_iops_log", required_argument, NULL, O_IOPS_LOG},
+    {"write_lat_log", required_argument, NULL, O_LAT_LOG},
+    {"log_avg_msec", required_argument, NULL, O_LOG_AVG},
+    {"job", required_argument, NULL, O_JOB},
     {0},
 };
 
@@ -153,7 +165,10 @@ static void usage(FILE *f)
 	    "sweeps:  --sweep iodepth=1,2,4..256 | numjobs=1..8 | bs=512..1m |\n"
 	    "         record=512..64k | threads=1..32   (a..b doubles)\n"
 	    "output:  --json FILE (fio-shaped), --csv DIR, -o DIR (json+csv+html),\n"
-	    "         --runtime/--ramp/--interval 100ms, --quick, --force, --quiet\n");
+	    "         --runtime/--ramp/--interval 100ms, --quick, --force, --quiet\n"
+	    "fio:     --output-format normal|json|json+ (json to stdout, or to --json\n"
+	    "         FILE; --json - is stdout), --write_bw_log P, --write_iops_log P\n"
+	    "         (P_bw.N.log), --log_avg_msec MS, bench io --job FILE.fio\n");
 }
 
 static int set_err(struct bench_ctx *c, const char *opt, const char *msg)
@@ -290,6 +305,7 @@ static int parse_shape(struct bench_ctx *c, int opt, const char *arg)
 		if (v < 1000000)
 			return set_err(c, "interval", "must be at least 1ms");
 		c->io.interval_ns = c->log.interval_ns = v;
+		c->interval_set = true;
 		return 0;
 	default:
 		return 1;
@@ -391,6 +407,42 @@ static int parse_log(struct bench_ctx *c, int opt, const char *arg)
 	}
 }
 
+/* fio's output options (fio.h); 1 if @opt is not one of them. */
+static int parse_fio(struct bench_ctx *c, int opt, const char *arg)
+{
+	char msg[256];
+	uint64_t v;
+
+	switch (opt) {
+	case O_OUTFMT:
+		if (fio_output_parse(arg, &c->output_formats, msg, sizeof(msg)))
+			return set_err(c, "output-format", msg);
+		return 0;
+	case O_BW_LOG:
+	case O_IOPS_LOG:
+		if (!*arg)
+			return set_err(c, opt == O_BW_LOG ? "write_bw_log" : "write_iops_log",
+				       "needs a file name prefix");
+		*(opt == O_BW_LOG ? &c->logs.bw_prefix : &c->logs.iops_prefix) = arg;
+		return 0;
+	case O_LAT_LOG:
+		return set_err(c, "write_lat_log",
+			       "not supported: pmwal keeps each interval's p99, not "
+			       "the mean fio logs; the p99 per interval is in the "
+			       "JSON (pmwal.series) and --csv series.csv");
+	case O_LOG_AVG:
+		if (parse_uint(arg, 1, 3600000, &v, msg, sizeof(msg)))
+			return set_err(c, "log_avg_msec", msg);
+		c->logs.avg_msec = v;
+		return 0;
+	case O_JOB:
+		c->job_file = arg;
+		return 0;
+	default:
+		return 1;
+	}
+}
+
 /* Targets, sweeps, clients and output; 1 if @opt is not one of them. */
 static int parse_misc(struct bench_ctx *c, int opt, const char *arg)
 {
@@ -442,7 +494,7 @@ static int parse_misc(struct bench_ctx *c, int opt, const char *arg)
 static int parse_one(struct bench_ctx *c, int opt, const char *arg)
 {
 	int (*const groups[])(struct bench_ctx *, int, const char *) = {
-	    parse_shape, parse_engine, parse_log, parse_misc};
+	    parse_shape, parse_engine, parse_log, parse_misc, parse_fio};
 
 	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
 		int ret = groups[i](c, opt, arg);
@@ -523,10 +575,26 @@ static const char *io_target(struct bench_ctx *c, int i, int role, char *label,
 	return target_resolve(c->npos > i ? c->pos[i] : "flash", role, label, len);
 }
 
+/* A fio job file named as a target would be overwritten by a write
+ * workload; the user meant --job. */
+static int refuse_job_file_target(struct bench_ctx *c)
+{
+	if (c->npos && fio_file_is_job_file(c->pos[0])) {
+		snprintf(c->err, sizeof(c->err),
+			 "%s looks like a fio job file, not a target; to run its jobs: "
+			 "pmwal bench io --job %s",
+			 c->pos[0], c->pos[0]);
+		return -1;
+	}
+	return 0;
+}
+
 static int mode_io(struct bench_ctx *c)
 {
 	char label[48];
 
+	if (c->job_file)
+		return fio_job_file_run(c, c->job_file);
 	c->io.target = io_target(c, 0, 0, label, sizeof(label));
 	if (c->clients > 1 || c->client_b)
 		return run_dual(c);
@@ -584,6 +652,69 @@ static const struct {
     {"suite", run_suite},
 };
 
+/* JSON as --output-format says: json+ keeps clat_ns.bins, json drops them;
+ * "-" is stdout. */
+static int json_write_format(struct bench_ctx *c, const char *path)
+{
+	bool plus = c->output_formats & FIO_OUT_JSON_PLUS;
+	json_t *out = plus ? json_incref(c->root) : fio_root_without_bins(c->root);
+	int ret = 0;
+
+	if (!strcmp(path, "-")) {
+		fflush(stdout);
+		if (json_dumpf(out, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) ||
+		    fputc('\n', stdout) == EOF || fflush(stdout)) {
+			snprintf(c->err, sizeof(c->err), "cannot write the JSON to stdout: %s",
+				 strerror(errno));
+			ret = -1;
+		}
+	} else {
+		ret = json_write(out, path, c->err, sizeof(c->err));
+	}
+	json_decref(out);
+	return ret;
+}
+
+static int write_fio_outputs(struct bench_ctx *c)
+{
+	if (c->json_path && json_write_format(c, c->json_path))
+		return -1;
+	if ((c->logs.bw_prefix || c->logs.iops_prefix) &&
+	    fio_logs_write(c->root, &c->logs, c->err, sizeof(c->err)))
+		return -1;
+	return 0;
+}
+
+/* --output-format json and --json - put JSON on stdout: the table is left
+ * out unless normal was asked for too. --log_avg_msec is the interval. */
+static int settle_fio_options(struct bench_ctx *c, int (*run)(struct bench_ctx *))
+{
+	bool json = c->output_formats & (FIO_OUT_JSON | FIO_OUT_JSON_PLUS);
+
+	if (json && !c->json_path)
+		c->json_path = "-";
+	if (c->json_path && !strcmp(c->json_path, "-") &&
+	    !(c->output_formats & FIO_OUT_NORMAL))
+		c->quiet = true;
+	if (c->logs.avg_msec) {
+		uint64_t ns = c->logs.avg_msec * 1000000ull;
+		if (c->interval_set && c->io.interval_ns != ns) {
+			snprintf(c->err, sizeof(c->err),
+				 "--log_avg_msec and --interval give two intervals; "
+				 "give one");
+			return -1;
+		}
+		c->io.interval_ns = c->log.interval_ns = ns;
+	}
+	if ((run == mode_io || run == mode_log) && refuse_job_file_target(c))
+		return -1;
+	if (c->job_file && run != mode_io) {
+		snprintf(c->err, sizeof(c->err), "--job: only bench io runs fio job files");
+		return -1;
+	}
+	return 0;
+}
+
 static int write_outputs(struct bench_ctx *c)
 {
 	char path[4096];
@@ -595,7 +726,7 @@ static int write_outputs(struct bench_ctx *c)
 	    json_string(c->command));
 	json_t *env = json_object_get(json_object_get(c->root, "pmwal"), "environment");
 	json_array_extend(json_object_get(env, "targets"), c->targets);
-	if (c->json_path && json_write(c->root, c->json_path, c->err, sizeof(c->err)))
+	if (write_fio_outputs(c))
 		return -1;
 	if (c->csv_dir && csv_write(c->root, c->csv_dir, c->err, sizeof(c->err)))
 		return -1;
@@ -607,7 +738,7 @@ static int write_outputs(struct bench_ctx *c)
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/result.json", c->report_dir);
-	if (json_write(c->root, path, c->err, sizeof(c->err)) ||
+	if (json_write_format(c, path) ||
 	    csv_write(c->root, c->report_dir, c->err, sizeof(c->err)) ||
 	    report_html(&c->root, 1, c->report_dir, c->err, sizeof(c->err)))
 		return -1;
@@ -679,6 +810,12 @@ int cmd_bench(int argc, char **argv)
 	if (c.log.followers && run != mode_log) {
 		fprintf(stderr,
 			"pmwal bench: --followers: only bench log has followers\n");
+		json_decref(c.root);
+		json_decref(c.targets);
+		return BENCH_EXIT_USAGE;
+	}
+	if (settle_fio_options(&c, run)) {
+		fprintf(stderr, "pmwal bench: %s\n", c.err);
 		json_decref(c.root);
 		json_decref(c.targets);
 		return BENCH_EXIT_USAGE;

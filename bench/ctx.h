@@ -9,6 +9,7 @@
 #define PMWAL_BENCH_CTX_H
 
 #include "bench.h"
+#include "fio.h"
 
 #define SWEEP_POINTS_MAX 64
 
@@ -35,6 +36,10 @@ struct bench_ctx {
 	char command[1024]; /* the command line, for the environment record */
 	bool quiet;
 	bool no_primitives; /* bench log: skip the primitives */
+	unsigned output_formats; /* --output-format (fio.h), 0: not given */
+	bool interval_set;
+	struct fio_logs logs;  /* --write_bw_log, --log_avg_msec (fio.h) */
+	const char *job_file;  /* bench io --job FILE.fio (fiojob.c) */
 	json_t *root;
 	json_t *targets; /* targets used, for the environment record */
 	int status;	 /* worst exit status so far */
@@ -59,5 +64,7 @@ void run_sweep_log(struct bench_ctx *c, const struct log_spec *base, const char 
 int run_suite(struct bench_ctx *c);
 int run_dual(struct bench_ctx *c);
 int run_compare(struct bench_ctx *c);
+/* fiojob.c: run each job of a fio job file; -1 with c->err for bad input. */
+int fio_job_file_run(struct bench_ctx *c, const char *path);
 
 #endif

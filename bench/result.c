@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "fio.h"
 #include "pmwal.h"
 
 /* fio's default percentile list, plus 99.999 for the deep tail. */
@@ -60,11 +62,78 @@ json_t *clat_json(const struct hist *h)
 			 (json_int_t)h->count, "percentile", pct);
 }
 
-static json_t *dir_json(const struct dir_result *d, uint64_t runtime_ns)
+/* fio's per-direction clat_ns: percentile and (json+) bins only when
+ * something completed, as fio writes them. */
+static json_t *fio_clat_json(const struct hist *h)
 {
+	json_t *c = clat_json(h);
+
+	if (!h->count)
+		json_object_del(c, "percentile");
+	else
+		json_object_set_new(c, "bins", fio_bins_json(h));
+	return c;
+}
+
+/* Intervals of the series inside the measured window (the last, partial
+ * one is left out unless it is all there is). */
+static uint32_t full_intervals(const struct series *s, uint64_t runtime_ns)
+{
+	uint64_t n = s->interval_ns ? runtime_ns / s->interval_ns : 0;
+
+	if (n > s->count)
+		n = s->count;
+	return n ? (uint32_t)n : s->count;
+}
+
+/*
+ * fio's bw_min/max/mean/dev/samples (KiB/s) and iops_min/max/mean/stddev/
+ * samples: fio samples every bw_avg_time (500 ms); pmwal's samples are the
+ * series' intervals (--interval or --log_avg_msec, 100 ms by default).
+ */
+static void sample_stats(json_t *o, const struct series *s, uint32_t n, int dir,
+			 bool has_io)
+{
+	double bw[2] = {0}, io[2] = {0}, bmin = 0, bmax = 0, imin = 0, imax = 0;
+	double sec = s->interval_ns / 1e9;
+
+	if (!has_io)
+		n = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		double b = s->pt[i].bytes[dir] / sec / 1024.0, p = s->pt[i].ops[dir] / sec;
+		bmin = i && bmin < b ? bmin : b;
+		bmax = bmax > b ? bmax : b;
+		imin = i && imin < p ? imin : p;
+		imax = imax > p ? imax : p;
+		bw[0] += b;
+		bw[1] += b * b;
+		io[0] += p;
+		io[1] += p * p;
+	}
+	double bmean = n ? bw[0] / n : 0, imean = n ? io[0] / n : 0;
+	/* fio's sample standard deviation (n - 1). */
+	double bvar = n > 1 ? (bw[1] - n * bmean * bmean) / (n - 1) : 0;
+	double ivar = n > 1 ? (io[1] - n * imean * imean) / (n - 1) : 0;
+	json_object_set_new(o, "bw_min", json_integer((json_int_t)bmin));
+	json_object_set_new(o, "bw_max", json_integer((json_int_t)bmax));
+	/* This job's share of its group's bandwidth: every job is its own group. */
+	json_object_set_new(o, "bw_agg", json_real(n ? 100.0 : 0.0));
+	json_object_set_new(o, "bw_mean", json_real(bmean));
+	json_object_set_new(o, "bw_dev", json_real(bvar > 0 ? sqrt(bvar) : 0));
+	json_object_set_new(o, "bw_samples", json_integer(n));
+	json_object_set_new(o, "iops_min", json_integer((json_int_t)imin));
+	json_object_set_new(o, "iops_max", json_integer((json_int_t)imax));
+	json_object_set_new(o, "iops_mean", json_real(imean));
+	json_object_set_new(o, "iops_stddev", json_real(ivar > 0 ? sqrt(ivar) : 0));
+	json_object_set_new(o, "iops_samples", json_integer(n));
+}
+
+static json_t *dir_json(const struct dir_result *d, const struct run_result *r, int dir)
+{
+	uint64_t runtime_ns = r->runtime_ns;
 	double sec = runtime_ns / 1e9;
 	double bw = sec > 0 ? d->bytes / sec : 0, iops = sec > 0 ? d->ops / sec : 0;
-	json_t *lat = clat_json(&d->lat);
+	json_t *lat = fio_clat_json(&d->lat);
 
 	json_t *o =
 	    json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:i,s:i}", "io_bytes",
@@ -79,36 +148,57 @@ static json_t *dir_json(const struct dir_result *d, uint64_t runtime_ns)
 	json_object_set(o, "clat_ns", lat);
 	json_t *l = json_deep_copy(lat);
 	json_object_del(l, "percentile");
+	json_object_del(l, "bins");
 	json_object_set_new(o, "lat_ns", l);
 	json_decref(lat);
+	if (dir >= 0)
+		sample_stats(o, &r->series, full_intervals(&r->series, runtime_ns), dir,
+			     d->ops > 0);
+	else
+		sample_stats(o, &r->series, 0, 0, false);
+	/* fio's runtime is 0 in a direction that did nothing. */
+	if (!d->ops)
+		json_object_set_new(o, "runtime", json_integer(0));
 	return o;
 }
 
-/* fio writes job options as strings. */
-static json_t *options_as_strings(json_t *opts)
+static json_t *zero_lat(void)
 {
-	json_t *o = json_object(), *v;
-	const char *k;
-	char buf[64];
+	return json_pack("{s:i,s:i,s:f,s:f,s:i}", "min", 0, "max", 0, "mean", 0.0,
+			 "stddev", 0.0, "N", 0);
+}
 
-	json_object_foreach(opts, k, v)
-	{
-		if (json_is_string(v)) {
-			json_object_set(o, k, v);
-			continue;
-		}
-		if (json_is_integer(v))
-			snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT,
-				 json_integer_value(v));
-		else if (json_is_real(v))
-			snprintf(buf, sizeof(buf), "%g", json_real_value(v));
-		else if (json_is_boolean(v))
-			snprintf(buf, sizeof(buf), "%d", json_is_true(v));
-		else
-			continue;
-		json_object_set_new(o, k, json_string(buf));
+/*
+ * The job-level keys fio 3.33 writes that pmwal does not measure, with the
+ * values fio itself writes when there is nothing to count (docs/bench.md):
+ * no separate sync calls, no queue depth distribution.
+ */
+static void fio_job_extras(json_t *job, const struct run_result *r, json_t *fopts)
+{
+	static const char *const lvl[] = {"1", "2", "4", "8", "16", "32", ">=64"};
+	static const char *const sub[] = {"0", "4", "8", "16", "32", "64", ">=64"};
+	json_t *level = json_object(), *submit = json_object(), *complete = json_object();
+
+	json_object_set_new(job, "sync",
+			    json_pack("{s:i,s:o}", "total_ios", 0, "lat_ns", zero_lat()));
+	for (int i = 0; i < 7; i++) {
+		json_object_set_new(level, lvl[i], json_real(0));
+		json_object_set_new(submit, sub[i], json_real(0));
+		json_object_set_new(complete, sub[i], json_real(0));
 	}
-	return o;
+	json_object_set_new(job, "iodepth_level", level);
+	json_object_set_new(job, "iodepth_submit", submit);
+	json_object_set_new(job, "iodepth_complete", complete);
+	struct hist all;
+	hist_init(&all);
+	hist_merge(&all, &r->dir[DIR_READ].lat);
+	hist_merge(&all, &r->dir[DIR_WRITE].lat);
+	fio_latency_buckets(job, &all);
+	const char *qd = json_string_value(json_object_get(fopts, "iodepth"));
+	json_object_set_new(job, "latency_depth", json_integer(qd ? atoi(qd) : 1));
+	json_object_set_new(job, "latency_target", json_integer(0));
+	json_object_set_new(job, "latency_percentile", json_real(100.0));
+	json_object_set_new(job, "latency_window", json_integer(0));
 }
 
 json_t *result_job_json(const char *jobname, const char *phase, const char *target,
@@ -119,13 +209,13 @@ json_t *result_job_json(const char *jobname, const char *phase, const char *targ
 	json_t *job = json_pack("{s:s,s:i,s:i,s:i,s:I}", "jobname", jobname, "groupid", 0,
 				"error", r->err ? (r->err < 0 ? -r->err : r->err) : 0,
 				"eta", 0, "elapsed", (json_int_t)(sec + 0.5));
-	json_object_set_new(job, "job options",
-			    options ? options_as_strings(options) : json_object());
-	json_object_set_new(job, "read", dir_json(&r->dir[DIR_READ], r->runtime_ns));
-	json_object_set_new(job, "write", dir_json(&r->dir[DIR_WRITE], r->runtime_ns));
+	json_t *fopts = fio_job_options(options);
+	json_object_set_new(job, "job options", fopts);
+	json_object_set_new(job, "read", dir_json(&r->dir[DIR_READ], r, DIR_READ));
+	json_object_set_new(job, "write", dir_json(&r->dir[DIR_WRITE], r, DIR_WRITE));
 	struct dir_result none = {0};
 	hist_init(&none.lat);
-	json_object_set_new(job, "trim", dir_json(&none, r->runtime_ns));
+	json_object_set_new(job, "trim", dir_json(&none, r, -1));
 	json_object_set_new(job, "job_runtime",
 			    json_integer((json_int_t)(r->runtime_ns / 1000000)));
 	json_object_set_new(job, "usr_cpu",
@@ -135,6 +225,7 @@ json_t *result_job_json(const char *jobname, const char *phase, const char *targ
 	json_object_set_new(job, "ctx", json_integer((json_int_t)r->ctx_switches));
 	json_object_set_new(job, "majf", json_integer(0));
 	json_object_set_new(job, "minf", json_integer(0));
+	fio_job_extras(job, r, fopts);
 
 	bool emulated = r->emulated || (label && strstr(label, "emulated"));
 	char emu_label[300];
@@ -169,15 +260,22 @@ json_t *root_new(void)
 	char host[300];
 	time_t t = time(NULL);
 
+	struct tm tm;
+	char when[64];
+
 	uname(&u);
 	snprintf(host, sizeof(host), "%s %s", u.sysname, u.release);
-	return json_pack("{s:s,s:I,s:I,s:I,s:[],s:{s:s,s:s,s:f}}", "fio version",
+	/* fio writes ctime() without its newline: "Sat Dec  5 01:22:57 2026". */
+	localtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", &tm);
+	return json_pack("{s:s,s:I,s:I,s:s,s:[],s:[],s:{s:i,s:s,s:s,s:f}}",
+			 "fio version",
 			 "pmwal-bench-"
 			 "0.1.0",
 			 "timestamp", (json_int_t)t, "timestamp_ms", (json_int_t)t * 1000,
-			 "time", (json_int_t)t, "jobs", "pmwal", "version",
-			 pmwal_version(), "kernel", host, "hist_rel_error",
-			 HIST_REL_ERROR);
+			 "time", when, "jobs", "disk_util", "pmwal", "schema_version",
+			 PMWAL_BENCH_SCHEMA_VERSION, "version", pmwal_version(), "kernel",
+			 host, "hist_rel_error", HIST_REL_ERROR);
 }
 
 void root_add_job(json_t *root, json_t *job)

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fiojob.c - `pmwal bench io --job FILE.fio`: a fio job file (fio's ini
+ * format) read for the options pmwal bench io supports, each job run and
+ * reported as one job under its section's name.
+ *
+ * The syntax is fio's: [global] sections give defaults to the jobs after
+ * them, any other [name] is a job, "key=value" or a bare "key" (a boolean
+ * set), whole-line comments start with ';' or '#'. Values follow fio's
+ * rules, sizes included (fio.h fio_parse_size, kb_base). An option pmwal
+ * does not support is refused by name, with its line, before anything runs:
+ * a job file that means something else must not run as something it is not.
+ */
+#include "ctx.h"
+#include "fio.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIOJOB_JOBS_MAX	    64
+#define FIOJOB_LINE_MAX	    1024
+#define FIOJOB_LINES_MAX    100000
+
+struct fio_section {
+	char name[64];
+	struct io_spec spec;
+	char target[1024];
+	unsigned kb_base;
+	uint64_t rate_per_job[DIR_COUNT]; /* fio's rate is per job; pmwal's total */
+};
+
+struct fio_file {
+	const char *path;
+	int line;
+	struct fio_section global;
+	struct fio_section jobs[FIOJOB_JOBS_MAX];
+	int njobs;
+	char *err;
+	size_t errlen;
+};
+
+static int bad(struct fio_file *f, const char *key, const char *fmt, const char *v)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), fmt, v);
+	snprintf(f->err, f->errlen, "%s:%d: %s%s%s", f->path, f->line, key ? key : "",
+		 key ? ": " : "", msg);
+	return -1;
+}
+
+static int set_bool(struct fio_file *f, const char *key, const char *v, bool *out)
+{
+	if (!v || !strcmp(v, "1") || !strcmp(v, "true"))
+		*out = true;
+	else if (!strcmp(v, "0") || !strcmp(v, "false"))
+		*out = false;
+	else
+		return bad(f, key, "'%s' is not 0 or 1", v);
+	return 0;
+}
+
+static int set_size(struct fio_file *f, struct fio_section *s, const char *key,
+		    const char *v, uint64_t *out)
+{
+	char msg[256];
+
+	if (!v)
+		return bad(f, key, "%s", "needs a value");
+	if (fio_parse_size(v, s->kb_base, out, msg, sizeof(msg)))
+		return bad(f, key, "%s", msg);
+	return 0;
+}
+
+static int set_uint(struct fio_file *f, const char *key, const char *v, uint64_t min,
+		    uint64_t max, uint64_t *out)
+{
+	char msg[256];
+
+	if (!v)
+		return bad(f, key, "%s", "needs a value");
+	if (parse_uint(v, min, max, out, msg, sizeof(msg)))
+		return bad(f, key, "%s", msg);
+	return 0;
+}
+
+/* fio's time: seconds by default; d, h, m, s/sec, ms/msec, us/usec. */
+static int set_time(struct fio_file *f, const char *key, const char *v, uint64_t *ns)
+{
+	char buf[64], msg[256];
+	char *end;
+
+	if (!v)
+		return bad(f, key, "%s", "needs a value");
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (char *p = buf; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	errno = 0;
+	unsigned long long n = strtoull(buf, &end, 10);
+	if (end != buf && !strcmp(end, "d") && !errno && n < 10000) {
+		*ns = n * 86400ull * 1000000000ull;
+		return 0;
+	}
+	if (!strcmp(end, "msec"))
+		strcpy(end, "ms");
+	else if (!strcmp(end, "usec"))
+		strcpy(end, "us");
+	else if (!strcmp(end, "sec"))
+		strcpy(end, "s");
+	if (end == buf || strchr(buf, '.') || parse_duration(buf, ns, msg, sizeof(msg)))
+		return bad(f, key,
+			   "'%s' is not a fio time (a whole number with d, h, m, s, "
+			   "ms or us; seconds without one)",
+			   v);
+	return 0;
+}
+
+/* fio's rate=READ[,WRITE]: one value caps both. */
+static int set_rate(struct fio_file *f, struct fio_section *s, const char *v)
+{
+	char buf[128];
+
+	if (!v)
+		return bad(f, "rate", "%s", "needs a value");
+	snprintf(buf, sizeof(buf), "%s", v);
+	char *comma = strchr(buf, ',');
+	if (comma)
+		*comma = 0;
+	if (comma && strchr(comma + 1, ','))
+		return bad(f, "rate", "'%s': trim rates are not supported (READ,WRITE)",
+			   v);
+	if (*buf && set_size(f, s, "rate", buf, &s->rate_per_job[DIR_READ]))
+		return -1;
+	if (!comma)
+		s->rate_per_job[DIR_WRITE] = s->rate_per_job[DIR_READ];
+	else if (comma[1] && set_size(f, s, "rate", comma + 1, &s->rate_per_job[DIR_WRITE]))
+		return -1;
+	return 0;
+}
+
+static int set_ioengine(struct fio_file *f, const char *v)
+{
+	/* bench io drives io_uring on files and devices and its own
+	 * non-temporal copies on regions; fio's libpmem names the latter. */
+	if (v && (!strcmp(v, "io_uring") || !strcmp(v, "libpmem")))
+		return 0;
+	return bad(f, "ioengine",
+		   "'%s' is not supported: pmwal bench io drives io_uring (files, "
+		   "devices) or its own pmem path (regions, fio's libpmem)",
+		   v ? v : "");
+}
+
+/* Options that change nothing in how pmwal runs a job (each job is run
+ * alone, one after the other, with threads and registered buffers). */
+static const char *const accepted[] = {
+    "group_reporting", "thread",   "stonewall", "wait_for_previous",
+    "fixedbufs",       "registerfiles", "name",	    "description",
+};
+
+static int set_shape(struct fio_file *f, struct fio_section *s, const char *k,
+		     const char *v, bool *known)
+{
+	struct io_spec *o = &s->spec;
+	char msg[256];
+	uint64_t u;
+
+	*known = true;
+	if (!strcmp(k, "rw") || !strcmp(k, "readwrite")) {
+		if (!v || parse_rw(v, &o->rw, msg, sizeof(msg)))
+			return bad(f, k, "%s", v ? msg : "needs a value");
+	} else if (!strcmp(k, "rwmixread") || !strcmp(k, "rwmixwrite")) {
+		if (set_uint(f, k, v, 0, 100, &u))
+			return -1;
+		o->rwmixread = (int)(k[5] == 'r' ? u : 100 - u);
+	} else if (!strcmp(k, "bs") || !strcmp(k, "blocksize")) {
+		if (set_size(f, s, k, v, &u))
+			return -1;
+		if (!u || u > (64u << 20))
+			return bad(f, k, "'%s' must be in 1..64m", v);
+		o->bs_bytes = (uint32_t)u;
+	} else if (!strcmp(k, "size")) {
+		if (v && strchr(v, '%'))
+			return bad(f, k, "'%s': a percentage of the file is not supported",
+				   v);
+		if (set_size(f, s, k, v, &o->size_bytes))
+			return -1;
+		if (!o->size_bytes)
+			return bad(f, k, "%s", "must be above 0");
+	} else if (!strcmp(k, "iodepth")) {
+		if (set_uint(f, k, v, 1, 4096, &u))
+			return -1;
+		o->iodepth = (uint32_t)u;
+	} else if (!strcmp(k, "numjobs")) {
+		if (set_uint(f, k, v, 1, 256, &u))
+			return -1;
+		o->numjobs = (uint32_t)u;
+	} else if (!strcmp(k, "iodepth_batch_submit") || !strcmp(k, "iodepth_batch")) {
+		if (set_uint(f, k, v, 1, 4096, &u))
+			return -1;
+		o->batch_submit = (uint32_t)u;
+	} else {
+		*known = false;
+	}
+	return 0;
+}
+
+static int set_option(struct fio_file *f, struct fio_section *s, const char *k,
+		      const char *v)
+{
+	struct io_spec *o = &s->spec;
+	bool known;
+	uint64_t u;
+
+	int ret = set_shape(f, s, k, v, &known);
+	if (ret || known)
+		return ret;
+	if (!strcmp(k, "filename")) {
+		if (!v || !*v)
+			return bad(f, k, "%s", "needs a value");
+		if (strchr(v, ':') && strncmp(v, "pmem:", 5) && strncmp(v, "file:", 5) &&
+		    strncmp(v, "pmr:", 4) && strncmp(v, "fakepmr:", 8))
+			return bad(f, k,
+				   "'%s': several files (fio's ':' list) are not "
+				   "supported, one target per job",
+				   v);
+		snprintf(s->target, sizeof(s->target), "%s", v);
+	} else if (!strcmp(k, "runtime")) {
+		return set_time(f, k, v, &o->runtime_ns);
+	} else if (!strcmp(k, "ramp_time")) {
+		return set_time(f, k, v, &o->ramp_ns);
+	} else if (!strcmp(k, "time_based")) {
+		bool b;
+		return set_bool(f, k, v, &b);
+	} else if (!strcmp(k, "direct")) {
+		return set_bool(f, k, v, &o->direct);
+	} else if (!strcmp(k, "buffered")) {
+		bool b;
+		if (set_bool(f, k, v, &b))
+			return -1;
+		o->direct = !b;
+	} else if (!strcmp(k, "sqthread_poll")) {
+		return set_bool(f, k, v, &o->sqpoll);
+	} else if (!strcmp(k, "hipri")) {
+		return set_bool(f, k, v, &o->hipri);
+	} else if (!strcmp(k, "ioengine")) {
+		return set_ioengine(f, v);
+	} else if (!strcmp(k, "rate")) {
+		return set_rate(f, s, v);
+	} else if (!strcmp(k, "kb_base")) {
+		if (set_uint(f, k, v, 1000, 1024, &u) || (u != 1000 && u != 1024))
+			return bad(f, k, "'%s' must be 1000 or 1024", v ? v : "");
+		s->kb_base = (unsigned)u;
+	} else {
+		for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++)
+			if (!strcmp(k, accepted[i]))
+				return 0;
+		return bad(f, NULL,
+			   "option '%s' is not supported by pmwal bench io (supported: "
+			   "filename, rw, rwmixread, rwmixwrite, bs, size, iodepth, "
+			   "numjobs, iodepth_batch_submit, runtime, time_based, "
+			   "ramp_time, direct, buffered, ioengine=io_uring, "
+			   "sqthread_poll, hipri, rate, kb_base, name, group_reporting, "
+			   "thread, stonewall, fixedbufs, registerfiles)",
+			   k);
+	}
+	return 0;
+}
+
+static char *trim(char *p)
+{
+	while (isspace((unsigned char)*p))
+		p++;
+	size_t n = strlen(p);
+	while (n && isspace((unsigned char)p[n - 1]))
+		p[--n] = 0;
+	return p;
+}
+
+/* "[name]": the section it opens, or NULL with the error set. */
+static struct fio_section *open_section(struct fio_file *f, char *p)
+{
+	char *end = strchr(p, ']');
+
+	if (!end || *trim(end + 1) || end == p + 1) {
+		bad(f, NULL, "'%s' is not a section header ([global] or [jobname])", p);
+		return NULL;
+	}
+	*end = 0;
+	if (!strcmp(p + 1, "global"))
+		return &f->global;
+	if (f->njobs >= FIOJOB_JOBS_MAX) {
+		bad(f, NULL, "more than %s jobs", "64");
+		return NULL;
+	}
+	struct fio_section *s = &f->jobs[f->njobs++];
+	*s = f->global; /* global options given so far apply, as in fio */
+	snprintf(s->name, sizeof(s->name), "%s", p + 1);
+	return s;
+}
+
+static int parse_line(struct fio_file *f, struct fio_section **cur, char *line)
+{
+	char *p = trim(line);
+
+	if (!*p || *p == ';' || *p == '#')
+		return 0;
+	if (*p == '[') {
+		*cur = open_section(f, p);
+		return *cur ? 0 : -1;
+	}
+	if (!*cur)
+		return bad(f, NULL, "'%s' comes before any [section]", p);
+	char *eq = strchr(p, '='), *v = NULL;
+	if (eq) {
+		*eq = 0;
+		v = trim(eq + 1);
+	}
+	return set_option(f, *cur, trim(p), v);
+}
+
+static int parse_file(struct fio_file *f, const struct io_spec *base)
+{
+	char line[FIOJOB_LINE_MAX];
+	struct fio_section *cur = NULL;
+	FILE *in = fopen(f->path, "r");
+
+	if (!in) {
+		snprintf(f->err, f->errlen, "--job %s: %s", f->path, strerror(errno));
+		return -1;
+	}
+	f->global.spec = *base;
+	f->global.kb_base = 1024;
+	int ret = 0;
+	while (!ret && fgets(line, sizeof(line), in)) {
+		f->line++;
+		if (!strchr(line, '\n') && !feof(in))
+			ret = bad(f, NULL, "a line longer than %s characters", "1023");
+		else if (memchr(line, 0, strlen(line) + 1) != line + strlen(line) ||
+			 f->line > FIOJOB_LINES_MAX)
+			ret = bad(f, NULL, "%s", "not a text job file");
+		else
+			ret = parse_line(f, &cur, line);
+	}
+	fclose(in);
+	if (!ret && !f->njobs)
+		ret = bad(f, NULL, "%s", "no job section ([jobname]) in the file");
+	return ret;
+}
+
+/* fio's rate is per job, pmwal's is the total of numjobs. */
+static void finish_section(struct fio_section *s)
+{
+	for (int d = 0; d < DIR_COUNT; d++)
+		if (s->rate_per_job[d])
+			s->spec.rate[d].bytes_per_s = s->rate_per_job[d] * s->spec.numjobs;
+}
+
+int fio_job_file_run(struct bench_ctx *c, const char *path)
+{
+	struct fio_file *f = calloc(1, sizeof(*f));
+	char label[48], name[160];
+
+	if (!f) {
+		snprintf(c->err, sizeof(c->err), "out of memory");
+		return -1;
+	}
+	f->path = path;
+	f->err = c->err;
+	f->errlen = sizeof(c->err);
+	if (parse_file(f, &c->io)) {
+		free(f);
+		return -1;
+	}
+	for (int i = 0; i < f->njobs && !bench_stop; i++) {
+		struct fio_section *s = &f->jobs[i];
+		finish_section(s);
+		const char *t = *s->target ? s->target : c->npos ? c->pos[0] : "flash";
+		s->spec.target = target_resolve(t, 0, label, sizeof(label));
+		json_t *job = run_io_job(c, &s->spec, label);
+		if (!job)
+			continue;
+		/* fio's jobname is the section's; pmwal's own name stays. */
+		json_t *pm = json_object_get(job, "pmwal");
+		json_object_set(pm, "workload", json_object_get(job, "jobname"));
+		json_object_set_new(pm, "job_file", json_string(path));
+		snprintf(name, sizeof(name), "%s", s->name);
+		json_object_set_new(job, "jobname", json_string(name));
+		json_object_set_new(json_object_get(job, "job options"), "name",
+				    json_string(name));
+	}
+	free(f);
+	return 0;
+}

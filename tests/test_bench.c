@@ -19,6 +19,7 @@
 
 #include "bench.h"
 #include "bench_cmd.h"
+#include "fio.h"
 
 static char tmpdir[256];
 
@@ -408,4 +409,104 @@ Test(bench, a_long_run_gets_longer_intervals_not_a_truncated_series)
 	cr_assert(json_is_true(json_object_get(json_object_get(s, "cliff"), "detected")));
 	json_decref(s);
 	result_free(r);
+}
+
+/* fio's json+ bins: every pmwal bucket falls in one fio bin (the bins are
+ * aligned on the same powers of two), so the conversion loses no count and
+ * each value lands in the bin fio itself would put it in. */
+Test(bench, histogram_converts_to_fio_bins_without_losing_a_count)
+{
+	static struct hist h;
+	uint64_t rng = 7;
+
+	hist_init(&h);
+	for (int i = 0; i < 200000; i++) {
+		uint64_t v = rng_next(&rng) >> (rng_next(&rng) % 64);
+		hist_record(&h, v);
+		uint64_t low = hist_bucket_low(hist_index(v));
+		if (v <= HIST_VALUE_MAX)
+			cr_assert_eq(fio_plat_val_to_idx(v), fio_plat_val_to_idx(low),
+				     "value %llu and its bucket's low %llu in two fio bins",
+				     (unsigned long long)v, (unsigned long long)low);
+	}
+	json_t *bins = fio_bins_json(&h), *n;
+	const char *k;
+	uint64_t sum = 0;
+	json_object_foreach(bins, k, n)
+	{
+		uint64_t v = strtoull(k, NULL, 10);
+		cr_assert_eq(fio_plat_idx_to_val(fio_plat_val_to_idx(v)), v, "key %s", k);
+		sum += (uint64_t)json_integer_value(n);
+	}
+	cr_assert_eq(sum, h.count);
+	json_decref(bins);
+	/* Keys fio 3.33 printed here for a 4k randwrite: 1864, 1880, ... */
+	for (uint64_t v = 1856; v < 1872; v++)
+		cr_assert_eq(fio_plat_idx_to_val(fio_plat_val_to_idx(v)), 1864);
+	cr_assert_eq(fio_plat_idx_to_val(fio_plat_val_to_idx(127)), 127);
+	cr_assert_eq(fio_plat_val_to_idx(UINT64_MAX), FIO_PLAT_NR - 1);
+}
+
+Test(bench, fio_sizes_follow_kb_base)
+{
+	static const struct {
+		const char *s;
+		unsigned kb_base;
+		uint64_t bytes;
+	} ok[] = {
+	    {"4096", 1024, 4096},	 {"4k", 1024, 4096},	{"4K", 1024, 4096},
+	    {"4kb", 1024, 4096},	 {"4KB", 1024, 4096},	{"4KiB", 1024, 4000},
+	    {"1mi", 1024, 1000000},	 {"1m", 1024, 1048576}, {"1g", 1024, 1u << 30},
+	    {"4KiB", 1000, 4096},	 {"4k", 1000, 4000},	{"1t", 1000, 1000000000000ull},
+	    {"0x1000", 1024, 4096}, {"7b", 1024, 7},
+	};
+	static const char *const bad[] = {"", "-1", "1.5g", "4x", "k", "4kk", "4 k",
+					  "99999999999999999999", "16384p", NULL};
+	char err[256];
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cr_assert_eq(fio_parse_size(ok[i].s, ok[i].kb_base, &v, err, sizeof(err)), 0,
+			     "%s: %s", ok[i].s, err);
+		cr_assert_eq(v, ok[i].bytes, "%s (kb_base %u): %llu", ok[i].s,
+			     ok[i].kb_base, (unsigned long long)v);
+	}
+	for (size_t i = 0; bad[i]; i++) {
+		cr_assert_eq(fio_parse_size(bad[i], 1024, &v, err, sizeof(err)), -1, "%s",
+			     bad[i]);
+		cr_assert(strstr(err, "fio size"), "%s", err);
+	}
+	fio_size_str(err, sizeof(err), 4096);
+	cr_assert_str_eq(err, "4k");
+	fio_size_str(err, sizeof(err), 1000);
+	cr_assert_str_eq(err, "1000");
+}
+
+Test(bench, a_fio_job_file_is_told_from_a_target, .init = make_tmpdir,
+     .fini = remove_tmpdir)
+{
+	static const struct {
+		const char *text;
+		bool job;
+	} cases[] = {
+	    {"; comment\n\n[global]\nbs=4k\n", true},
+	    {"# c\n  [job1]  ; trailing\nrw=read\n", true},
+	    {"rw=read\n[job]\n", false},
+	    {"[]\n", false},
+	    {"[job] x\n", false},
+	    {"\x01\x02[\xff]\n", false},
+	    {"", false},
+	};
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/f", tmpdir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FILE *f = fopen(path, "w");
+		cr_assert_not_null(f);
+		fputs(cases[i].text, f);
+		fclose(f);
+		cr_assert_eq(fio_file_is_job_file(path), cases[i].job, "case %zu", i);
+	}
+	cr_assert(!fio_file_is_job_file(tmpdir), "a directory");
+	cr_assert(!fio_file_is_job_file("/dev/null"), "a device");
 }

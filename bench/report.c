@@ -60,6 +60,8 @@ static void head(FILE *f)
 	      "wrap;"
 	      "gap:8px}.err{color:#b00}code{font-size:11px}li{overflow-wrap:anywhere;"
 	      "font-size:12px}h2{border-bottom:1px solid #ccc}"
+	      ".trio{display:flex;gap:6px;max-width:1700px}.trio svg{flex:1 1 0;"
+	      "min-width:0;height:auto}"
 	      "</style></head><body>\n<h1>pmwal bench report</h1>\n",
 	      f);
 }
@@ -199,86 +201,106 @@ static void summary_section(FILE *f, struct jobs *J)
 		}
 	}
 	fputs("</table>\n<p>Rows shaded yellow ran on emulated persistent memory (a file "
-	      "in "
-	      "/dev/shm with the cache-line path forced): they measure CPU cost, not "
-	      "durability.</p>\n",
+	      "in /dev/shm with the cache-line path forced, or the fake PMR: NVMe PMR's "
+	      "registers and barrier protocol over such a file): they measure CPU "
+	      "cost, not durability.</p>\n",
 	      f);
+}
+
+/* Column @col of every point (t_s, read_bw_bytes, write_bw_bytes, read_iops,
+ * write_iops, read_p99_ns, write_p99_ns), averaged into at most
+ * SERIES_PLOT_POINTS buckets so a long run keeps the page light (the CSV
+ * keeps every interval); @scale divides. Returns the points written. */
+static int series_column(json_t *pts, int col, double scale, double *out)
+{
+	int n = (int)json_array_size(pts), per = n / SERIES_PLOT_POINTS + 1, m = 0;
+
+	for (int i = 0; i < n; i += per, m++) {
+		double sum = 0;
+		int k = 0;
+		for (; k < per && i + k < n; k++)
+			sum += json_number_value(
+			    json_array_get(json_array_get(pts, (size_t)(i + k)), (size_t)col));
+		out[m] = sum / k / scale;
+	}
+	return m;
+}
+
+/* One measure over time, a line per direction that ran. */
+static void series_plot(FILE *f, json_t *job, const char *what, int col0, double scale,
+			const char *unit, double mark)
+{
+	json_t *s = json_object_get(pm(job), "series"),
+	       *pts = json_object_get(s, "points");
+	size_t n = json_array_size(pts) + 1;
+	double *x = calloc(n, sizeof(double)), *y0 = calloc(n, sizeof(double)),
+	       *y1 = calloc(n, sizeof(double));
+	char title[256], t[128], names[2][64];
+	struct curve c[2];
+	int nc = 0;
+
+	if (!x || !y0 || !y1)
+		goto out;
+	int m = series_column(pts, 0, 1, x);
+	series_column(pts, col0, scale, y0);
+	series_column(pts, col0 + 1, scale, y1);
+	for (int d = 0; d < 2; d++)
+		if (json_integer_value(json_object_get(
+			json_object_get(job, d ? "write" : "read"), "total_ios"))) {
+			snprintf(names[nc], sizeof(names[nc]), "%s %s",
+				 d ? "write" : "read", unit);
+			c[nc] = (struct curve){names[nc], m, x, d ? y1 : y0};
+			nc++;
+		}
+	target_label(job, t, sizeof(t));
+	snprintf(title, sizeof(title), "%s: %s, %s", t, js(job, "jobname"), what);
+	svg_lines(f, title, c, nc, false, false, "seconds", unit, mark, NULL);
+out:
+	free(x);
+	free(y0);
+	free(y1);
 }
 
 static void series_chart(FILE *f, json_t *job)
 {
-	json_t *s = json_object_get(pm(job), "series"),
-	       *pts = json_object_get(s, "points");
-	int n = (int)json_array_size(pts);
-	double *x = calloc((size_t)n + 1, sizeof(double)), *y[2];
-	char title[256], t[128];
-	struct curve c[2];
-	int nc = 0;
-
-	y[0] = calloc((size_t)n + 1, sizeof(double));
-	y[1] = calloc((size_t)n + 1, sizeof(double));
-	if (!x || !y[0] || !y[1])
-		goto out;
-	/* At most SERIES_PLOT_POINTS per line: a long run is averaged into
-	 * buckets, so the page stays light (the CSV keeps every interval). */
-	int per = n / SERIES_PLOT_POINTS + 1, m = 0;
-	for (int i = 0; i < n; i += per, m++) {
-		double sx = 0, s0 = 0, s1 = 0;
-		int k = 0;
-		for (; k < per && i + k < n; k++) {
-			json_t *p = json_array_get(pts, (size_t)(i + k));
-			sx += json_number_value(json_array_get(p, 0));
-			s0 += json_number_value(json_array_get(p, 1));
-			s1 += json_number_value(json_array_get(p, 2));
-		}
-		x[m] = sx / k;
-		y[0][m] = s0 / k / 1048576;
-		y[1][m] = s1 / k / 1048576;
-	}
-	n = m;
-	for (int d = 0; d < 2; d++)
-		if (json_integer_value(json_object_get(
-			json_object_get(job, d ? "write" : "read"), "total_ios")))
-			c[nc++] =
-			    (struct curve){d ? "write MiB/s" : "read MiB/s", n, x, y[d]};
-	target_label(job, t, sizeof(t));
-	snprintf(title, sizeof(title), "%s: %s", t, js(job, "jobname"));
+	json_t *s = json_object_get(pm(job), "series");
 	json_t *cl = json_object_get(s, "cliff");
 	double mark = json_is_true(json_object_get(cl, "detected"))
 			  ? json_real_value(json_object_get(cl, "at_s"))
 			  : NAN;
-	fputs("<figure style='margin:0'>", f);
-	svg_lines(f, title, c, nc, false, false, "seconds", "MiB/s", mark, NULL);
+
+	fputs("<figure style='margin:0 0 8px 0'><div class='trio'>", f);
+	series_plot(f, job, "bandwidth", 1, 1048576, "MiB/s", mark);
+	series_plot(f, job, "IOPS", 3, 1, "IOPS", mark);
+	series_plot(f, job, "p99 per interval", 5, 1000, "p99 us", mark);
 	json_t *st = json_object_get(s, "steady"), *bu = json_object_get(s, "burst");
-	fprintf(f, "<figcaption style='font-size:11px'>steady %.1f MiB/s over %.1f s",
+	fprintf(f, "</div><figcaption style='font-size:12px'>steady %.1f MiB/s over %.1f s",
 		json_real_value(json_object_get(st, "bw_bytes")) / 1048576,
 		json_real_value(json_object_get(st, "seconds")));
 	if (bu)
-		fprintf(f, "; burst %.1f MiB/s for %.1f s, then x%.2f after %.0f MiB",
+		fprintf(f,
+			"; <b>cliff</b>: burst %.1f MiB/s for %.1f s, then x%.2f after "
+			"%.0f MiB",
 			json_real_value(json_object_get(bu, "bw_bytes")) / 1048576,
 			json_real_value(json_object_get(bu, "seconds")),
 			json_real_value(json_object_get(cl, "after_over_before")),
 			json_integer_value(json_object_get(cl, "bytes_before")) /
 			    1048576.0);
 	fputs("</figcaption></figure>\n", f);
-out:
-	free(x);
-	free(y[0]);
-	free(y[1]);
 }
 
 static void series_section(FILE *f, struct jobs *J)
 {
-	fputs(
-	    "<h2>Bandwidth over time</h2>\n<p>Per interval; a dashed line marks a cliff "
-	    "(lasting drop to under 60% of the bandwidth before it).</p><div "
-	    "class='grid'>\n",
-	    f);
+	fputs("<h2>Bandwidth, IOPS and p99 over time</h2>\n<p>Bandwidth, IOPS and p99 latency per interval and "
+	      "direction (sweep points left out; series.csv has them); a dashed line "
+	      "marks a cliff (a lasting drop to under 60% of the bandwidth before "
+	      "it).</p>\n",
+	      f);
 	for (int i = 0; i < J->n; i++)
-		if (json_array_size(json_object_get(
+		if (!json_object_get(pm(J->job[i]), "sweep") &&
+		    json_array_size(json_object_get(
 			json_object_get(pm(J->job[i]), "series"), "points")) > 1)
 			series_chart(f, J->job[i]);
-	fputs("</div>\n", f);
 }
 
 static double job_p99(json_t *job)
@@ -335,6 +357,14 @@ static void sweep_key_charts(FILE *f, struct jobs *J, const char *key)
 	svg_lines(f, t, c1, ng, true, false, key, "ops/s", NAN, &xt);
 	snprintf(t, sizeof(t), "p99 latency by %s", key);
 	svg_lines(f, t, c2, ng, true, true, key, "p99 (us)", NAN, &xt);
+	/* Where queueing stops buying throughput: the knee of each curve. */
+	if (strcmp(key, "bs") && strcmp(key, "record")) {
+		struct curve c3[REPORT_CURVES_MAX];
+		for (int g = 0; g < ng; g++)
+			c3[g] = (struct curve){groups[g], cnt[g], ops[g], lat[g]};
+		snprintf(t, sizeof(t), "p99 latency against ops/s (points: %s)", key);
+		svg_lines(f, t, c3, ng, true, true, "ops/s", "p99 (us)", NAN, NULL);
+	}
 }
 
 static void sweep_section(FILE *f, struct jobs *J)
@@ -429,6 +459,206 @@ static void latency_section(FILE *f, struct jobs *J)
 	fputs("</div>\n", f);
 }
 
+/*
+ * Latency histograms and CDFs per workload. The distribution comes from
+ * clat_ns.bins where a result has them (fio's json+ shape: latency in ns ->
+ * count), else from the percentile list (min, p1 .. p99.999, max), which is
+ * exact at those points; between points the CDF is interpolated linearly in
+ * log(latency), and the histogram is the CDF's rise over each of 10 buckets
+ * per decade.
+ */
+#define CDF_POINTS_MAX 64
+#define HIST_BUCKETS_PER_DECADE 10
+#define HIST_BUCKETS_MAX 80
+
+struct cdf {
+	int n;
+	double lat_us[CDF_POINTS_MAX], frac[CDF_POINTS_MAX];
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* From bins: merged into at most CDF_POINTS_MAX steps of equal count. */
+static bool cdf_from_bins(json_t *bins, struct cdf *c)
+{
+	size_t nb = json_object_size(bins), i = 0;
+	double(*kv)[2] = nb ? calloc(nb, sizeof(*kv)) : NULL;
+	double total = 0, run = 0;
+	const char *k;
+	json_t *v;
+
+	if (!kv)
+		return false;
+	json_object_foreach(bins, k, v)
+	{
+		kv[i][0] = atof(k);
+		kv[i][1] = (double)json_integer_value(v);
+		total += kv[i++][1];
+	}
+	qsort(kv, nb, sizeof(*kv), cmp_double);
+	c->n = 0;
+	for (i = 0; i < nb && total > 0; i++) {
+		run += kv[i][1];
+		double fr = run / total;
+		if (c->n && fr < c->frac[c->n - 1] + 1.0 / CDF_POINTS_MAX && i + 1 < nb)
+			continue;
+		if (c->n == CDF_POINTS_MAX)
+			break;
+		c->lat_us[c->n] = kv[i][0] / 1000;
+		c->frac[c->n++] = fr;
+	}
+	free(kv);
+	return c->n > 1;
+}
+
+static void cdf_of(json_t *job, const char *dir, struct cdf *c)
+{
+	json_t *cl = json_object_get(json_object_get(job, dir), "clat_ns");
+	json_t *pct = json_object_get(cl, "percentile");
+	double kv[CDF_POINTS_MAX][2];
+	const char *k;
+	json_t *v;
+	int n = 0;
+
+	if (cdf_from_bins(json_object_get(cl, "bins"), c))
+		return;
+	/* (fraction, latency) pairs, sorted by fraction: json objects keep no
+	 * order a reader may rely on. */
+	kv[n][0] = 0;
+	kv[n++][1] = (double)json_integer_value(json_object_get(cl, "min"));
+	json_object_foreach(pct, k, v)
+	{
+		if (n >= CDF_POINTS_MAX - 1)
+			break;
+		kv[n][0] = atof(k) / 100;
+		kv[n++][1] = (double)json_integer_value(v);
+	}
+	kv[n][0] = 1;
+	kv[n++][1] = (double)json_integer_value(json_object_get(cl, "max"));
+	qsort(kv + 1, (size_t)n - 2, sizeof(kv[0]), cmp_double);
+	c->n = 0;
+	for (int i = 0; i < n; i++) {
+		if (kv[i][1] <= 0)
+			continue;
+		/* A histogram's percentile is a bucket's bound: keep it rising. */
+		double us = kv[i][1] / 1000;
+		if (c->n && us < c->lat_us[c->n - 1])
+			us = c->lat_us[c->n - 1];
+		c->lat_us[c->n] = us;
+		c->frac[c->n++] = kv[i][0];
+	}
+}
+
+/* The CDF at @us: linear in log(latency) between its points. */
+static double cdf_at(const struct cdf *c, double us)
+{
+	if (!c->n || us < c->lat_us[0])
+		return 0;
+	for (int i = 1; i < c->n; i++)
+		if (us < c->lat_us[i]) {
+			double a = log(c->lat_us[i - 1]), b = log(c->lat_us[i]);
+			double t = b > a ? (log(us) - a) / (b - a) : 1;
+			return c->frac[i - 1] + t * (c->frac[i] - c->frac[i - 1]);
+		}
+	return 1;
+}
+
+static void dist_charts(FILE *f, const char *workload, json_t **jobs, const char **dirs,
+			int n)
+{
+	static struct cdf cd[REPORT_CURVES_MAX];
+	static double cx[REPORT_CURVES_MAX][CDF_POINTS_MAX],
+	    cy[REPORT_CURVES_MAX][CDF_POINTS_MAX], hx[REPORT_CURVES_MAX][HIST_BUCKETS_MAX],
+	    hy[REPORT_CURVES_MAX][HIST_BUCKETS_MAX];
+	static char names[REPORT_CURVES_MAX][160];
+	struct curve cc[REPORT_CURVES_MAX], hc[REPORT_CURVES_MAX];
+	double lo = INFINITY, hi = 0;
+	char t[160];
+
+	for (int i = 0; i < n; i++) {
+		cdf_of(jobs[i], dirs[i], &cd[i]);
+		for (int k = 0; k < cd[i].n; k++) {
+			cx[i][k] = cd[i].lat_us[k];
+			cy[i][k] = 100 * cd[i].frac[k];
+		}
+		if (cd[i].n) {
+			lo = cd[i].lat_us[0] < lo ? cd[i].lat_us[0] : lo;
+			hi = cd[i].lat_us[cd[i].n - 1] > hi ? cd[i].lat_us[cd[i].n - 1] : hi;
+		}
+		char tl[128];
+		target_label(jobs[i], tl, sizeof(tl));
+		snprintf(names[i], sizeof(names[i]), "%s %s", tl, dirs[i]);
+		cc[i] = (struct curve){names[i], cd[i].n, cx[i], cy[i]};
+	}
+	if (!(hi > 0))
+		return;
+	double e0 = floor(log10(lo) * HIST_BUCKETS_PER_DECADE);
+	int nb = (int)ceil(log10(hi) * HIST_BUCKETS_PER_DECADE - e0);
+	nb = nb < 1 ? 1 : nb > HIST_BUCKETS_MAX - 1 ? HIST_BUCKETS_MAX - 1 : nb;
+	for (int i = 0; i < n; i++) {
+		for (int b = 0; b < nb; b++) {
+			double a = pow(10, (e0 + b) / HIST_BUCKETS_PER_DECADE),
+			       z = pow(10, (e0 + b + 1) / HIST_BUCKETS_PER_DECADE);
+			hx[i][b] = sqrt(a * z);
+			hy[i][b] = 100 * (cdf_at(&cd[i], z) - cdf_at(&cd[i], a));
+		}
+		hc[i] = (struct curve){names[i], nb, hx[i], hy[i]};
+	}
+	snprintf(t, sizeof(t), "%s: latency histogram", workload);
+	svg_lines(f, t, hc, n, true, false, "latency (us), 10 buckets per decade",
+		  "% of operations", NAN, NULL);
+	snprintf(t, sizeof(t), "%s: latency CDF", workload);
+	svg_lines(f, t, cc, n, true, false, "latency (us)", "% at or below", NAN, NULL);
+}
+
+/* One pair of charts per workload (jobname), a curve per target and
+ * direction; sweep points and recovery left out. */
+static void dist_section(FILE *f, struct jobs *J)
+{
+	const char *done[REPORT_JOBS_MAX / 4];
+	int nd = 0;
+
+	fputs("<h2>Latency histograms and CDFs per workload</h2>\n<div class='grid'>\n",
+	      f);
+	for (int i = 0; i < J->n && nd < REPORT_JOBS_MAX / 4; i++) {
+		const char *w = js(J->job[i], "jobname");
+		const char *ph = js(pm(J->job[i]), "phase");
+		bool seen = false;
+		if (json_object_get(pm(J->job[i]), "sweep") || !strcmp(ph, "recovery"))
+			continue;
+		for (int k = 0; k < nd && !seen; k++)
+			seen = !strcmp(done[k], w);
+		if (seen)
+			continue;
+		done[nd++] = w;
+		json_t *jobs[REPORT_CURVES_MAX];
+		const char *dirs[REPORT_CURVES_MAX];
+		int n = 0;
+		for (int k = i; k < J->n && n < REPORT_CURVES_MAX; k++) {
+			json_t *j = J->job[k];
+			if (strcmp(js(j, "jobname"), w) || json_object_get(pm(j), "sweep") ||
+			    strcmp(js(pm(j), "phase"), ph))
+				continue;
+			for (int d = 0; d < 2 && n < REPORT_CURVES_MAX; d++) {
+				const char *dn = d ? "write" : "read";
+				if (!json_integer_value(
+					json_object_get(json_object_get(j, dn), "total_ios")))
+					continue;
+				jobs[n] = j;
+				dirs[n++] = dn;
+			}
+		}
+		if (n)
+			dist_charts(f, w, jobs, dirs, n);
+	}
+	fputs("</div>\n", f);
+}
+
 #define SIDE_CATS_MAX 12
 
 static int label_index(char labels[][128], int *n, const char *l)
@@ -442,16 +672,34 @@ static int label_index(char labels[][128], int *n, const char *l)
 	return (*n)++;
 }
 
-static double job_p50(json_t *job)
+/* The category a job is compared in: its workload, except that the
+ * durability primitives differ by medium (fdatasync on a file, a barrier on
+ * a region), so every durable 4K write meets in one category. */
+static const char *side_category(json_t *job, const char *phase)
 {
-	for (int d = 1; d >= 0; d--) {
-		json_t *c = json_object_get(json_object_get(job, d ? "write" : "read"),
-					    "clat_ns");
-		if (json_integer_value(json_object_get(c, "N")))
-			return (double)json_integer_value(json_object_get(
-			    json_object_get(c, "percentile"), "50.000000"));
+	const char *name = js(job, "jobname");
+
+	if (!strcmp(phase, "primitive") && !strncmp(name, "4K ", 3) &&
+	    !strstr(name, "no sync") && !strstr(name, "x ") && !strstr(name, "two"))
+		return "durable 4K write (the fastest primitive of each target)";
+	if (!strcmp(phase, "recovery"))
+		return "recovery: open and validate the log";
+	return name;
+}
+
+/* Rate and cost of @job: ops/s and p99 us, or recovery's GiB/s and s/GiB. */
+static void side_values(json_t *job, const char *phase, double *rate, double *cost)
+{
+	json_t *rc = json_object_get(pm(job), "recovery");
+
+	if (!strcmp(phase, "recovery")) {
+		*rate = json_real_value(json_object_get(rc, "bw_bytes")) /
+			(1024.0 * 1024 * 1024);
+		*cost = json_real_value(json_object_get(rc, "s_per_gib"));
+		return;
 	}
-	return 0;
+	*rate = json_real_value(json_object_get(pm(job), "ops_per_s"));
+	*cost = job_p99(job) / 1000;
 }
 
 /* Workloads of @phase measured on more than one target, as grouped bars. */
@@ -460,33 +708,40 @@ static void side_phase(FILE *f, struct jobs *J, const char *phase)
 	static char labels[REPORT_CURVES_MAX][128];
 	const char *cats[SIDE_CATS_MAX], *sers[REPORT_CURVES_MAX];
 	double ops[SIDE_CATS_MAX * REPORT_CURVES_MAX] = {0},
-				   p50[SIDE_CATS_MAX * REPORT_CURVES_MAX] = {0};
+				   lat[SIDE_CATS_MAX * REPORT_CURVES_MAX] = {0};
 	int nl = 0, nc = 0;
+	bool rec = !strcmp(phase, "recovery");
 
 	for (int i = 0; i < J->n; i++) {
 		json_t *job = J->job[i];
 		char t[128];
 		if (json_object_get(pm(job), "sweep") ||
+		    json_object_get(pm(job), "error") ||
 		    strcmp(js(pm(job), "phase"), phase))
 			continue;
 		target_label(job, t, sizeof(t));
 		int l = label_index(labels, &nl, t), c;
-		for (c = 0; c < nc && strcmp(cats[c], js(job, "jobname")); c++)
+		const char *cat = side_category(job, phase);
+		for (c = 0; c < nc && strcmp(cats[c], cat); c++)
 			;
 		if (l < 0 || (c == nc && nc == SIDE_CATS_MAX))
 			continue;
 		if (c == nc)
-			cats[nc++] = js(job, "jobname");
-		ops[c * REPORT_CURVES_MAX + l] =
-		    json_real_value(json_object_get(pm(job), "ops_per_s"));
-		p50[c * REPORT_CURVES_MAX + l] = job_p50(job) / 1000;
+			cats[nc++] = cat;
+		double r, k;
+		side_values(job, phase, &r, &k);
+		/* Several jobs in one category: the fastest stands for it. */
+		if (r > ops[c * REPORT_CURVES_MAX + l]) {
+			ops[c * REPORT_CURVES_MAX + l] = r;
+			lat[c * REPORT_CURVES_MAX + l] = k;
+		}
 	}
 	if (nl < 2)
 		return;
 	/* Keep only workloads seen on at least two targets. */
 	const char *keep[SIDE_CATS_MAX];
 	double kops[SIDE_CATS_MAX * REPORT_CURVES_MAX],
-	    kp50[SIDE_CATS_MAX * REPORT_CURVES_MAX];
+	    klat[SIDE_CATS_MAX * REPORT_CURVES_MAX];
 	int nk = 0;
 	for (int c = 0; c < nc; c++) {
 		int seen = 0;
@@ -497,7 +752,7 @@ static void side_phase(FILE *f, struct jobs *J, const char *phase)
 		keep[nk] = cats[c];
 		for (int l = 0; l < nl; l++) {
 			kops[nk * nl + l] = ops[c * REPORT_CURVES_MAX + l];
-			kp50[nk * nl + l] = p50[c * REPORT_CURVES_MAX + l];
+			klat[nk * nl + l] = lat[c * REPORT_CURVES_MAX + l];
 		}
 		nk++;
 	}
@@ -506,10 +761,12 @@ static void side_phase(FILE *f, struct jobs *J, const char *phase)
 	if (!nk)
 		return;
 	char t[96];
-	snprintf(t, sizeof(t), "%s: operations/s, each target", phase);
-	svg_bars(f, t, keep, nk, sers, nl, kops, "ops/s");
-	snprintf(t, sizeof(t), "%s: p50 latency (us), each target", phase);
-	svg_bars(f, t, keep, nk, sers, nl, kp50, "us");
+	snprintf(t, sizeof(t), "%s: %s, each target", phase,
+		 rec ? "GiB/s read back and validated" : "operations/s");
+	svg_bars(f, t, keep, nk, sers, nl, kops, rec ? "GiB/s" : "ops/s");
+	snprintf(t, sizeof(t), "%s: %s, each target", phase,
+		 rec ? "seconds per GiB" : "p99 latency (us)");
+	svg_bars(f, t, keep, nk, sers, nl, klat, rec ? "s/GiB" : "p99 us");
 }
 
 static void side_section(FILE *f, struct jobs *J)
@@ -524,39 +781,86 @@ static void side_section(FILE *f, struct jobs *J)
 	fputs("</div>\n", f);
 }
 
+/* One value of a compare row with its ratio to A. */
+static void compare_cell(FILE *f, double v, double ratio, bool first, bool ns)
+{
+	char num[32];
+
+	if (ns)
+		fmt_ns(num, sizeof(num), v);
+	else if (v < 10)
+		snprintf(num, sizeof(num), "%.3g", v);
+	else
+		svg_num(num, sizeof(num), v);
+	fprintf(f, "<td>%s", num);
+	if (!first)
+		fprintf(f, " <b>x%.3g</b>", ratio);
+	fputs("</td>", f);
+}
+
+/* pmwal.compare: rows of two or three targets with ratios to A (results
+ * before three targets carry a_/b_ keys only). */
 static void compare_section(FILE *f, json_t **roots, int n)
 {
 	for (int i = 0; i < n; i++) {
 		json_t *cmp =
 			   json_object_get(json_object_get(roots[i], "pmwal"), "compare"),
-		       *row;
-		size_t k;
+		       *row, *tg = json_object_get(cmp, "targets");
+		size_t k, nt = json_array_size(tg);
 		if (!cmp)
 			continue;
-		fputs("<h2>Compare: B = ", f);
-		svg_esc(f, js(cmp, "b"));
-		fputs(", A = ", f);
-		svg_esc(f, js(cmp, "a"));
-		fputs(
-		    "</h2>\n<table><tr><th>workload</th><th>A ops/s</th><th>B ops/s</th>"
-		    "<th>B/A</th><th>A p99 ns</th><th>B p99 ns</th><th>B/A</th></tr>\n",
-		    f);
+		if (!nt) {
+			tg = json_pack("[s,s]", js(cmp, "a"), js(cmp, "b"));
+			nt = 2;
+		} else {
+			json_incref(tg);
+		}
+		fputs("<h2>Compare, each target against A</h2>\n<table><tr><th>workload"
+		      "</th>",
+		      f);
+		for (size_t t = 0; t < nt; t++) {
+			fprintf(f, "<th>%c = ", (int)('A' + t));
+			svg_esc(f, json_string_value(json_array_get(tg, t)));
+			fputs(" rate</th>", f);
+		}
+		for (size_t t = 0; t < nt; t++)
+			fprintf(f, "<th>%c p99 or s/GiB</th>", (int)('A' + t));
+		fputs("</tr>\n", f);
 		json_array_foreach(json_object_get(cmp, "rows"), k, row)
 		{
+			json_t *vals = json_object_get(row, "values");
+			bool rec = !strcmp(js(row, "rate_unit"), "GiB/s");
 			fputs("<tr><td>", f);
 			svg_esc(f, js(row, "workload"));
-			fprintf(
-			    f,
-			    "</td><td>%.0f</td><td>%.0f</td><td>%.2f</td><td>%.0f</td>"
-			    "<td>%.0f</td><td>%.2f</td></tr>\n",
-			    json_real_value(json_object_get(row, "a_ops_per_s")),
-			    json_real_value(json_object_get(row, "b_ops_per_s")),
-			    json_real_value(json_object_get(row, "ops_ratio")),
-			    json_real_value(json_object_get(row, "a_p99_ns")),
-			    json_real_value(json_object_get(row, "b_p99_ns")),
-			    json_real_value(json_object_get(row, "p99_ratio")));
+			fprintf(f, " (%s)</td>", *js(row, "rate_unit") ? js(row, "rate_unit")
+								       : "ops/s");
+			for (size_t t = 0; t < nt; t++) {
+				json_t *v = json_array_get(vals, t);
+				double rate = v ? json_real_value(json_object_get(v, "rate"))
+					      : json_real_value(json_object_get(
+						    row, t ? "b_ops_per_s" : "a_ops_per_s"));
+				double ratio =
+				    v ? json_real_value(json_object_get(v, "rate_ratio"))
+				      : json_real_value(json_object_get(row, "ops_ratio"));
+				compare_cell(f, rate, ratio, t == 0, false);
+			}
+			for (size_t t = 0; t < nt; t++) {
+				json_t *v = json_array_get(vals, t);
+				double cost = v ? json_real_value(json_object_get(v, "cost"))
+					      : json_real_value(json_object_get(
+						    row, t ? "b_p99_ns" : "a_p99_ns"));
+				double ratio =
+				    v ? json_real_value(json_object_get(v, "cost_ratio"))
+				      : json_real_value(json_object_get(row, "p99_ratio"));
+				compare_cell(f, cost, ratio, t == 0, !rec);
+			}
+			fputs("</tr>\n", f);
 		}
-		fputs("</table>\n", f);
+		fputs("</table>\n<p>Rates: operations/s (recovery: GiB/s), higher is "
+		      "better; p99 latency (recovery: seconds per GiB), lower is better; "
+		      "x: the ratio to A.</p>\n",
+		      f);
+		json_decref(tg);
 	}
 }
 
@@ -658,6 +962,7 @@ int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t e
 	compare_section(f, roots, nroots);
 	sweep_section(f, &J);
 	latency_section(f, &J);
+	dist_section(f, &J);
 	series_section(f, &J);
 	extras_section(f, &J);
 	fputs("</body></html>\n", f);

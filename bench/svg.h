@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* Curves per chart (and legend lines); the report keeps to it. */
+#define SVG_CURVES_MAX 8
+
 struct curve {
 	const char *name;
 	int n;
@@ -29,7 +32,9 @@ void svg_num(char *buf, size_t len, double v);
 void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool xlog,
 	       bool ylog, const char *xl, const char *yl, double mark_x,
 	       const struct svg_ticks *xt);
-/* @vals: ncat x nser, row-major. */
+/* Horizontal bars on a log axis, one group per category, one bar per series,
+ * each labelled with its value and its ratio to the category's first series
+ * (0: not measured, "n/a"). @vals: ncat x nser, row-major. */
 void svg_bars(FILE *f, const char *title, const char *const *cats, int ncat,
 	      const char *const *sers, int nser, const double *vals, const char *yl);
 

@@ -90,7 +90,7 @@ has cmp.json '"compare"' '"ops_ratio"'
 
 step "default suite (--quick) with the report"
 expect 0 "suite" -- "$pmwal" bench --quick -o rep
-has rep/index.html "<svg" "EMULATED" "Latency distributions" "Bandwidth over time"
+has rep/index.html "<svg" "EMULATED" "Latency distributions" "IOPS and p99 over time" "latency CDF" "latency histogram" "emulated PMR" "x[0-9]"
 [ -s rep/result.json ] && [ -s rep/jobs.csv ] || fail "suite report files missing"
 
 step "pmwal report over several results"

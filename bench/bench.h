@@ -252,9 +252,10 @@ void log_spec_defaults(struct log_spec *s);
 struct run_result *log_run(const struct log_spec *spec, json_t **extra);
 json_t *log_options_json(const struct log_spec *s);
 void log_jobname(const struct log_spec *s, char *buf, size_t len);
-/* Cost of each durability primitive alone on @target; array of jobs. */
+/* Cost of each durability primitive alone on @target; array of jobs. @all:
+ * pg_test_fsync's whole list (bench primitives), else its core. */
 json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
-		       bool force, char *err, size_t errlen);
+		       bool all, bool force, char *err, size_t errlen);
 /* Returns the job, or NULL with @err and *@usage (true: bad input, exit 2). */
 json_t *recovery_run(const char *target, const char *label, uint64_t fill_bytes,
 		     uint32_t record_bytes, bool force, bool *usage, char *err,

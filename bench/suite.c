@@ -161,8 +161,9 @@ void run_primitives(struct bench_ctx *c, const char *target, const char *label)
 	char err[512] = "";
 	/* A region has no room beside it: a missing fake PMR becomes ours. */
 	bool created = target_kind(target) == PMWAL_TARGET_FAKEPMR && target_claim(target);
-	json_t *jobs =
-	    primitives_run(target, label, c->prim_ns, c->force, err, sizeof(err));
+	bool all = c->mode && !strcmp(c->mode, "primitives");
+	json_t *jobs = primitives_run(target, label, c->prim_ns, all, c->force, err,
+				      sizeof(err));
 	json_t *job;
 	size_t i;
 

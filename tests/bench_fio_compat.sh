@@ -176,13 +176,20 @@ for f, key in ((sys.argv[2], 'bw'), (sys.argv[3], 'iops')):
     assert all(len(l) == 5 for l in lines), f'{f}: not 5 fields'
     t = [int(l[0]) for l in lines]
     assert t == sorted(t) and t[0] == 100, f'{f}: times {t[:4]}'
+    pts = j['pmwal']['series']['points']
     for d in (0, 1):
         v = [int(l[1]) for l in lines if int(l[2]) == d]
         name = 'read' if d == 0 else 'write'
+        # one line per interval of the series, in fio's units
+        want = [round(p[(3 if key == 'iops' else 1) + d] / (1 if key == 'iops' else 1024))
+                for p in pts]
+        assert len(v) == len(pts) and all(abs(a - b) <= 1 for a, b in zip(v, want)), \
+            f'{f} {name}: {v[:5]} vs the series {want[:5]}'
+        # bw_mean/iops_mean average the first *_samples of those intervals
+        n = j[name][key + '_samples']
         mean = j[name][key + '_mean']
-        # the logs are the samples bw_mean/iops_mean average (plus the last, partial one)
-        assert abs(sum(v[:len(v) - 1]) / max(1, len(v) - 1) - mean) <= 0.05 * mean + 2, \
-            f'{f} {name}: log mean vs {key}_mean {mean}'
+        assert 0 < n <= len(v) and abs(sum(v[:n]) / n - mean) <= 1, \
+            f'{f} {name}: log mean {sum(v[:n]) / n} vs {key}_mean {mean}'
 EOF
 mkdir plots && cp pm_bw.1.log plots/ && (cd plots && fio2gnuplot -p 'pm_bw*.log' -g -t pmwal >../gnuplot.txt 2>&1) ||
 	fail "fio2gnuplot: $(tail -3 gnuplot.txt)"

@@ -67,6 +67,7 @@ enum {
 	O_LAT_LOG,
 	O_LOG_AVG,
 	O_JOB,
+	O_UNTIL_FULL,
 };
 
 static const struct option long_opts[] = {
@@ -110,6 +111,7 @@ static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, O_FORCE},
     {"quick", no_argument, NULL, O_QUICK},
+    {"until-full", no_argument, NULL, O_UNTIL_FULL},
     {"no-fixed", no_argument, NULL, O_NOFIXED},
     {"no-uring", no_argument, NULL, O_NOURING},
     {"fdatasync", no_argument, NULL, O_FDATASYNC},
@@ -140,6 +142,8 @@ static void usage(FILE *f)
 	    "               --ramp 1s --sqthread-poll --hipri --direct 0|1 --no-fixed\n"
 	    "               --iodepth_batch_submit 1 (I/Os per submission, as fio)\n"
 	    "               --rate-read 500M|20%% --rate-write 100M|20%% --clients 2\n"
+	    "               --until-full: write the whole file or device once (at\n"
+	    "               the rate caps), bandwidth over time, the cache cliff\n"
 	    "  log          durable appends: --record-size 4k --threads 1\n"
 	    "               --commit durable|buffered --group-window-us N --capacity "
 	    "256m\n"
@@ -479,6 +483,9 @@ static int parse_misc(struct bench_ctx *c, int opt, const char *arg)
 		return 0;
 	case O_QUICK:
 		c->quick = true;
+		return 0;
+	case O_UNTIL_FULL:
+		c->until_full = true;
 		return 0;
 	case O_QUIET:
 		c->quiet = true;

@@ -30,6 +30,7 @@ struct bench_ctx {
 	uint64_t fill_bytes;  /* recovery */
 	uint64_t prim_ns;     /* primitives: time each */
 	bool quick;
+	bool until_full; /* bench io: write the whole target once (suite.c) */
 	bool force;
 	bool runtime_set;
 	bool size_set;

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pmwal.h"
@@ -50,10 +51,64 @@ static void print_caps(struct bench_ctx *c, json_t *notes)
 	}
 }
 
+/*
+ * --until-full (seed 000's cliff): write the whole file or device once, at
+ * the rate caps given, so bandwidth over time shows where a drive's cache
+ * runs out. A block device is written over only with --force (every byte of
+ * it goes); a file is written to its size, or to --size when new.
+ */
+static int until_full_spec(struct bench_ctx *c, struct io_spec *s, char *err,
+			   size_t errlen)
+{
+	const char *file = target_file(s->target);
+	struct stat st;
+
+	if (s->rw != RW_WRITE && s->rw != RW_RANDWRITE) {
+		snprintf(err, errlen,
+			 "--until-full writes the whole target once: give --rw write "
+			 "(or randwrite), not %s",
+			 rw_name(s->rw));
+		return -1;
+	}
+	s->runtime_ns = 0; /* one pass over size_bytes */
+	s->ramp_ns = 0;	   /* the first bytes are the burst the cliff ends */
+	if (!file || target_is_region(s->target))
+		return 0; /* a region: its size */
+	if (stat(file, &st) == 0 && S_ISBLK(st.st_mode)) {
+		if (!c->force) {
+			snprintf(err, errlen,
+				 "--until-full writes every byte of %s, destroying what "
+				 "it holds: pass --force to write it",
+				 file);
+			return -1;
+		}
+		if (!c->size_set)
+			s->size_bytes = 0; /* the whole device */
+		return 0;
+	}
+	if (c->size_set)
+		return 0;
+	if (stat(file, &st) == 0 && st.st_size > 0) {
+		s->size_bytes = (uint64_t)st.st_size;
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "--until-full on a new file writes --size bytes: give --size (to see a "
+		 "drive's cache run out, several times its cache, e.g. --size 200g)");
+	return -1;
+}
+
 json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 {
 	char name[96], fio[1024];
 	json_t *notes = json_object();
+
+	if (c->until_full && until_full_spec(c, s, c->err, sizeof(c->err))) {
+		fprintf(stderr, "pmwal bench: %s\n", c->err);
+		ctx_note_status(c, PMWAL_BENCH_EUSAGE);
+		json_decref(notes);
+		return NULL;
+	}
 
 	io_jobname(s, name, sizeof(name));
 	snprintf(progress_job, sizeof(progress_job), "%.60s @ %.32s", name,
@@ -73,6 +128,12 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	json_t *pm = json_object_get(job, "pmwal");
 	io_fio_command(s, fio, sizeof(fio));
 	json_object_set_new(pm, "fio_command", json_string(fio));
+	if (c->until_full) {
+		char full[128];
+		snprintf(full, sizeof(full), "%s until full", name);
+		json_object_set_new(job, "jobname", json_string(full));
+		json_object_set_new(pm, "until_full", json_true());
+	}
 	if (json_object_size(notes))
 		json_object_set(pm, "rate_calibration", notes);
 	print_caps(c, notes);
@@ -342,6 +403,30 @@ static void suite_log_sweep(struct bench_ctx *c, const char *wal, const char *la
 		run_sweep_log(c, &s, label);
 }
 
+/* Seed 000's cliff, small: the data file written once from end to end, in
+ * 20 ms intervals. On a real SSD, run `bench io DEV --rw write --bs 128k
+ * --until-full --force` to see its cache run out (after tens of GB). */
+static void suite_until_full(struct bench_ctx *c, const char *data, const char *label)
+{
+	struct io_spec s = c->io;
+	bool was = c->until_full, size_set = c->size_set;
+
+	if (bench_stop)
+		return;
+	s.target = data;
+	s.rw = RW_WRITE;
+	s.bs_bytes = 128 << 10;
+	s.iodepth = 8;
+	s.numjobs = 1;
+	s.interval_ns = 20000000;
+	memset(s.rate, 0, sizeof(s.rate));
+	c->until_full = true;
+	c->size_set = true; /* the data file's size, laid out already */
+	run_io_job(c, &s, label);
+	c->until_full = was;
+	c->size_set = size_set;
+}
+
 /* Queue depth sweeps (seed 000) for reads, writes and the 50/50 mix: one
  * curve each, and latency against IOPS in the report. */
 static void suite_qd_sweeps(struct bench_ctx *c, const char *data, const char *label,
@@ -376,6 +461,7 @@ static void suite_flash(struct bench_ctx *c, const char *data, const char *wal,
 	suite_capped(c, data, label, DIR_WRITE, t); /* read-intensive */
 	suite_io(c, data, label, RW_WRITE, 128 << 10, 8, t);
 	suite_io(c, data, label, RW_READ, 128 << 10, 8, t);
+	suite_until_full(c, data, label);
 	suite_qd_sweeps(c, data, label, t);
 	if (!bench_stop)
 		run_primitives(c, data, label);

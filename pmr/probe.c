@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <libpmem2.h>
 #ifdef PMWAL_HAVE_LIBNVME
 #include <libnvme.h>
 #endif
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -259,6 +261,24 @@ static int probe_pmr(const char *target, const struct pmwal_target *t, json_t *o
 
 /* ---- files and filesystems --------------------------------------------- */
 
+/*
+ * The superblock options (after " - TYPE SOURCE ") carry the DAX mode: "dax"
+ * or "dax=always", "dax=inode", "dax=never". Appends that option to @opts as
+ * it is ("dax=never" included: a mount without DAX must not read as one).
+ */
+static void append_dax_option(char *opts, size_t len, const char *dash)
+{
+	char super[1024], *save = NULL, *tok;
+
+	if (sscanf(dash, " - %*s %*s %1023s", super) != 1)
+		return;
+	for (tok = strtok_r(super, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (!strcmp(tok, "dax") || !strncmp(tok, "dax=", 4)) {
+			snprintf(opts + strlen(opts), len - strlen(opts), ",%s", tok);
+			return;
+		}
+}
+
 /* The mount holding @path (same device, longest mount point prefix). */
 static void mount_facts(json_t *o, const char *path, dev_t dev)
 {
@@ -293,11 +313,8 @@ static void mount_facts(json_t *o, const char *path, dev_t dev)
 		snprintf(best_mp, sizeof(best_mp), "%s", mp);
 		snprintf(best_type, sizeof(best_type), "%s", type);
 		snprintf(best_opts, sizeof(best_opts), "%s", opts);
-		/* superblock options (after the source) carry dax= */
 		snprintf(best_src, sizeof(best_src), "%s", src);
-		if (strstr(dash, "dax"))
-			snprintf(best_opts + strlen(best_opts),
-				 sizeof(best_opts) - strlen(best_opts), ",dax");
+		append_dax_option(best_opts, sizeof(best_opts), dash);
 	}
 	fclose(f);
 	if (!best_mp[0])
@@ -359,6 +376,99 @@ static void odirect_fact(json_t *o, const char *path)
 	}
 }
 
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
+/* "1" in /sys/dev/block/MAJ:MIN/queue/dax (a partition's is its disk's). */
+static bool blockdev_dax(dev_t dev)
+{
+	char sys[128], real[PATH_MAX], path[PROBE_PATH], buf[16];
+
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	if (!realpath(sys, real))
+		return false;
+	snprintf(path, sizeof(path), "%s/partition", real);
+	if (access(path, F_OK) == 0)
+		snprintf(path, sizeof(path), "%s/../queue/dax", real);
+	else
+		snprintf(path, sizeof(path), "%s/queue/dax", real);
+	return pmr_read_file(path, buf, sizeof(buf)) == 0 && strcmp(buf, "1") == 0;
+}
+
+/*
+ * Whether the kernel maps @path with MAP_SYNC (@len bytes: device-DAX maps
+ * whole alignment units): page faults then commit the file's metadata, so
+ * flushed stores are durable without msync, which is what gives libpmem2
+ * cache-line granularity on a DAX file. When it does not, "map_sync_note"
+ * says why and what to do. @st: the file's stat (NULL for device-DAX).
+ */
+static void map_sync_fact(json_t *o, const char *path, size_t len, const struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), e;
+	json_t *dax = json_object_get(o, "dax");
+	void *p;
+
+	if (fd < 0) {
+		set_str(o, "map_sync_error", strerror(errno));
+		return;
+	}
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
+	e = errno;
+	close(fd);
+	if (p != MAP_FAILED) {
+		munmap(p, len);
+		set_bool(o, "map_sync", true);
+		return;
+	}
+	if (e != EOPNOTSUPP && e != EINVAL) {
+		set_str(o, "map_sync_error", strerror(e));
+		return;
+	}
+	set_bool(o, "map_sync", false);
+	if (!st)
+		set_str(o, "map_sync_note",
+			"this device-DAX refuses MAP_SYNC: libpmem2 maps it without");
+	else if (json_is_true(dax))
+		set_str(
+		    o, "map_sync_note",
+		    "DAX without MAP_SYNC (asynchronous DAX such as virtio-pmem, or a "
+		    "filesystem without synchronous faults): libpmem2 maps it at page "
+		    "granularity and msync makes stores durable");
+	else if (blockdev_dax(st->st_dev))
+		set_str(
+		    o, "map_sync_note",
+		    "not DAX, though its device can do DAX: mount the filesystem with "
+		    "-o dax (ext4, xfs), or under dax=inode set the file's DAX flag "
+		    "(xfs_io -c 'chattr +x'), for MAP_SYNC and cache-line flushes; "
+		    "until then libpmem2 uses page granularity (msync)");
+	else
+		set_str(o, "map_sync_note",
+			"not DAX (its filesystem is not on persistent memory): libpmem2 "
+			"uses page granularity (msync)");
+}
+
+/* The unit libpmem2 maps @path in (the page size for a file, the device's
+ * alignment for device-DAX). */
+static void pmem2_alignment_fact(json_t *o, const char *path)
+{
+	struct pmem2_source *src = NULL;
+	size_t align = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return;
+	if (pmem2_source_from_fd(&src, fd) == 0 &&
+	    pmem2_source_alignment(src, &align) == 0)
+		set_int(o, "pmem2_alignment", (long long)align);
+	if (src)
+		pmem2_source_delete(&src);
+	close(fd);
+}
+
 /* Map the file through pmr_open (libpmem2) read-only and report. */
 static void pmem2_fact(json_t *o, const char *path)
 {
@@ -379,6 +489,7 @@ static void pmem2_fact(json_t *o, const char *path)
 	set_str(o, "pmem2_barrier", info.barrier);
 	set_bool(o, "pmem_emulated", info.emulated);
 	pmr_close(r);
+	pmem2_alignment_fact(o, path);
 }
 
 static void fs_facts(json_t *o, const char *path, const struct stat *st)
@@ -401,10 +512,12 @@ static int probe_file(const char *path, const struct stat *st, json_t *o)
 	set_int(o, "size_bytes", (long long)st->st_size);
 	fs_facts(o, path, st);
 	odirect_fact(o, path);
-	if (st->st_size > 0)
+	if (st->st_size > 0) {
+		map_sync_fact(o, path, 4096, st);
 		pmem2_fact(o, path);
-	else
+	} else {
 		set_str(o, "pmem2_error", "empty file: nothing to map");
+	}
 	return 0;
 }
 
@@ -425,6 +538,7 @@ static int probe_dir(const char *path, const struct stat *st, json_t *o)
 	if (ftruncate(fd, 2u << 20) == 0) {
 		statx_facts(o, tmp); /* per-file attributes (DAX, atomic write) */
 		odirect_fact(o, tmp);
+		map_sync_fact(o, tmp, 4096, st);
 		pmem2_fact(o, tmp);
 	}
 	close(fd);
@@ -547,6 +661,80 @@ static void queue_facts(json_t *o, const char *sysdir)
 	json_object_set_new(o, "queue", q);
 }
 
+/* ndctl's name for a namespace mode the kernel calls @sysfs. */
+static const char *ndctl_mode(const json_t *sysfs)
+{
+	const char *m = json_string_value(sysfs);
+
+	if (!m)
+		return "unknown";
+	if (!strcmp(m, "memory"))
+		return "fsdax";
+	if (!strcmp(m, "dax"))
+		return "devdax";
+	if (!strcmp(m, "safe"))
+		return "sector";
+	return m; /* raw */
+}
+
+/*
+ * The NVDIMM namespace behind a pmem block device or a device-DAX (@real: its
+ * sysfs directory): the libnvdimm devices on the path name its region and the
+ * personality (pfnX.Y for fsdax, daxX.Y for devdax, bttX.Y for sector) whose
+ * info block sets the alignment; the namespace says its mode, the region its
+ * persistence domain (cpu_cache: eADR, stores durable once globally visible).
+ * Sets "nvdimm" and returns true when there is one.
+ */
+static bool nd_facts(json_t *o, const char *real)
+{
+	char copy[PROBE_PATH], prefix[PROBE_PATH] = "", path[PROBE_PATH + 64];
+	char buf[128], *save = NULL, *c;
+	json_t *n = json_object();
+	bool found = false;
+
+	snprintf(copy, sizeof(copy), "%s", real);
+	for (c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		unsigned a, b;
+		char kind[8];
+
+		snprintf(prefix + strlen(prefix), sizeof(prefix) - strlen(prefix), "/%s",
+			 c);
+		if (sscanf(c, "ndbus%u", &a) == 1) {
+			set_str(n, "bus", c);
+		} else if (sscanf(c, "region%u", &a) == 1) {
+			found = true;
+			set_str(n, "region", c);
+			set_sysfs(n, "region_size_bytes", prefix, "size");
+			set_sysfs(n, "persistence_domain", prefix, "persistence_domain");
+		} else if (sscanf(c, "namespace%u.%u", &a, &b) == 2) {
+			set_str(n, "namespace", c);
+		} else if (sscanf(c, "%3[a-z]%u.%u", kind, &a, &b) == 3 &&
+			   (!strcmp(kind, "pfn") || !strcmp(kind, "dax") ||
+			    !strcmp(kind, "btt")) &&
+			   !json_object_get(n, "personality")) {
+			snprintf(path, sizeof(path), "%s/namespace", prefix);
+			if (pmr_read_file(path, buf, sizeof(buf)) != 0)
+				continue; /* the dax device itself, not nd's daxX.Y */
+			set_str(n, "personality", c);
+			set_str(n, "namespace", buf);
+			set_sysfs(n, "align", prefix, "align");
+		}
+	}
+	if (!found) {
+		json_decref(n);
+		return false;
+	}
+	if (json_is_string(json_object_get(n, "namespace"))) {
+		snprintf(path, sizeof(path), "/sys/bus/nd/devices/%s",
+			 json_string_value(json_object_get(n, "namespace")));
+		set_sysfs(n, "mode_sysfs", path, "mode");
+		set_str(n, "mode", ndctl_mode(json_object_get(n, "mode_sysfs")));
+		set_sysfs(n, "namespace_size_bytes", path, "size");
+	}
+	json_object_set_new(o, "nvdimm", n);
+	return true;
+}
+
 static int probe_blockdev(const char *path, const struct stat *st, json_t *o)
 {
 	char sys[PROBE_PATH], real[PATH_MAX], disk[PROBE_PATH], buf[64];
@@ -574,6 +762,13 @@ static int probe_blockdev(const char *path, const struct stat *st, json_t *o)
 	set_sysfs(o, "model", disk, "device/model");
 	set_sysfs(o, "vendor", disk, "device/vendor");
 	queue_facts(o, disk);
+	if (nd_facts(o, disk)) {
+		set_str(o, "kind", "pmem-namespace");
+		set_str(o, "map_sync_note",
+			"a block device maps through the page cache: MAP_SYNC and "
+			"cache-line granularity are for files on a filesystem mounted "
+			"-o dax on it (nvdimm.mode fsdax), or for device-DAX");
+	}
 	if (strncmp(basename(disk), "nvme", 4) == 0) {
 		set_str(o, "kind", "nvme-namespace");
 		set_sysfs(o, "controller_model", disk, "device/model");
@@ -600,10 +795,20 @@ static int probe_chardev(const char *path, const struct stat *st, json_t *o, cha
 		    path);
 	name = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
 	if (strncmp(name, "dax", 3) == 0) {
+		json_t *align;
+		size_t unit = 2u << 20; /* device-DAX's default alignment */
+
 		set_str(o, "kind", "devdax");
+		set_bool(o, "dax", true);
 		set_sysfs(o, "size_bytes", real, "size");
 		set_sysfs(o, "align", real, "align");
 		set_sysfs(o, "numa_node", real, "numa_node");
+		nd_facts(o, real);
+		/* device-DAX maps whole alignment units only */
+		align = json_object_get(o, "align");
+		if (json_is_integer(align) && json_integer_value(align) > 0)
+			unit = (size_t)json_integer_value(align);
+		map_sync_fact(o, path, unit, NULL);
 		pmem2_fact(o, path);
 		return 0;
 	}

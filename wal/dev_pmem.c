@@ -13,9 +13,14 @@
 #include "pmr.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 struct wal_dev_pmem {
 	struct wal_dev dev; /* first: the engine holds a struct wal_dev * */
@@ -91,6 +96,82 @@ static int pmem_reload(struct wal_dev *dev)
 	return pmr_reload(to_pmem(dev)->region);
 }
 
+/* Whether the block device under @path's filesystem can do DAX (its
+ * queue/dax; a partition's is its disk's). */
+static bool fs_device_dax(const char *path)
+{
+	char sys[64], real[PATH_MAX], attr[PATH_MAX + 32], buf[4] = "";
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) != 0)
+		return false;
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", major(st.st_dev),
+		 minor(st.st_dev));
+	if (!realpath(sys, real))
+		return false;
+	snprintf(attr, sizeof(attr), "%s/partition", real);
+	snprintf(attr, sizeof(attr),
+		 access(attr, F_OK) == 0 ? "%s/../queue/dax" : "%s/queue/dax", real);
+	fd = open(attr, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = '\0';
+	close(fd);
+	return buf[0] == '1';
+}
+
+/* Whether the kernel maps @path with DAX (statx's STATX_ATTR_DAX). */
+static bool file_dax(const char *path)
+{
+	struct statx stx;
+
+	return statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &stx) == 0 &&
+	       (stx.stx_attributes_mask & STATX_ATTR_DAX) &&
+	       (stx.stx_attributes & STATX_ATTR_DAX);
+}
+
+/*
+ * What `pmwal info` says makes a group durable, from what libpmem2 chose:
+ * cache-line granularity is a flush (non-temporal stores or CLWB) and a drain
+ * (SFENCE), which a DAX file only has with MAP_SYNC (page faults commit the
+ * file's metadata) and device-DAX always; byte granularity (eADR) needs no
+ * flush; page granularity is msync. A page-granular file says why when its
+ * medium could do better: a DAX file without MAP_SYNC (asynchronous DAX such
+ * as virtio-pmem: msync is the right barrier there), or a file on a DAX
+ * capable device mounted without DAX (the fix: mount -o dax). The log works
+ * either way.
+ */
+static void durability_text(char *out, size_t len, const struct pmr_info *info,
+			    const char *path)
+{
+	bool mapped = info->kind == PMR_KIND_PMEM || info->kind == PMR_KIND_DEVDAX;
+	bool drain = mapped && strcmp(info->barrier, "pmem2 drain") == 0;
+	const char *how = info->barrier;
+	const char *why = NULL;
+
+	if (drain)
+		how = strcmp(info->granularity, "byte") == 0 ? "pmem2 drain"
+							     : "pmem2 flush+drain";
+	if (drain && info->kind == PMR_KIND_DEVDAX)
+		why = "device-DAX";
+	else if (drain && !info->emulated)
+		why = "MAP_SYNC";
+	else if (info->kind == PMR_KIND_PMEM && !strcmp(info->granularity, "page") &&
+		 file_dax(path))
+		why = "DAX without MAP_SYNC";
+	else if (info->kind == PMR_KIND_PMEM && !strcmp(info->granularity, "page") &&
+		 fs_device_dax(path))
+		why = "emulated: not DAX; mount -o dax for MAP_SYNC";
+	else if (info->emulated)
+		why = "emulated";
+	if (why)
+		snprintf(out, len, "%.40s (%s)", how, why);
+	else
+		snprintf(out, len, "%.52s", how);
+}
+
 static const struct wal_dev_ops pmem_ops = {
     .reload = pmem_reload,
     .commit = pmem_commit,
@@ -111,6 +192,7 @@ int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char
 	    .readonly = p->readonly,
 	};
 	struct wal_dev_pmem *d;
+	struct pmwal_target t;
 	struct pmr_info info;
 	int rc;
 
@@ -135,6 +217,20 @@ int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char
 		goto cleanup_region;
 	}
 
+	/* A device's size is its own (a file grows to the size asked): asking
+	 * for more is a namespace too small for this log. */
+	if (info.kind == PMR_KIND_DEVDAX && p->create_bytes > pmr_size(d->region)) {
+		snprintf(err, errlen,
+			 "%s: the device-DAX namespace holds %llu bytes, less than the "
+			 "%llu asked: give a size of at most %llu (or none: the whole "
+			 "device), or make a larger namespace (ndctl create-namespace "
+			 "-m devdax -s SIZE)",
+			 p->target, (unsigned long long)pmr_size(d->region),
+			 (unsigned long long)p->create_bytes,
+			 (unsigned long long)pmr_size(d->region));
+		rc = PMWAL_EBADOPT;
+		goto cleanup_region;
+	}
 	d->readonly = p->readonly;
 	d->dev.ops = &pmem_ops;
 	d->dev.size_bytes = pmr_size(d->region);
@@ -149,8 +245,8 @@ int wal_dev_open_pmem(const struct wal_dev_params *p, struct wal_dev **out, char
 		      (info.durable ? 0 : WAL_CAP_NOT_DURABLE);
 	snprintf(d->dev.medium, sizeof(d->dev.medium), "%s", info.kind_name);
 	snprintf(d->dev.io_path, sizeof(d->dev.io_path), "mapped");
-	snprintf(d->dev.durability, sizeof(d->dev.durability), "%.52s%s", info.barrier,
-		 info.emulated ? " (emulated)" : "");
+	(void)pmwal_target_parse(p->target, &t); /* pmr_open accepted it */
+	durability_text(d->dev.durability, sizeof(d->dev.durability), &info, t.path);
 	snprintf(d->dev.granularity, sizeof(d->dev.granularity), "%s", info.granularity);
 	*out = &d->dev;
 	return 0;

@@ -39,6 +39,7 @@ struct fio_file {
 	struct fio_section global;
 	struct fio_section jobs[FIOJOB_JOBS_MAX];
 	int njobs;
+	json_t *global_opts; /* as written, for the root's "global options" */
 	char *err;
 	size_t errlen;
 };
@@ -319,7 +320,11 @@ static int parse_line(struct fio_file *f, struct fio_section **cur, char *line)
 		*eq = 0;
 		v = trim(eq + 1);
 	}
-	return set_option(f, *cur, trim(p), v);
+	p = trim(p);
+	/* fio leaves a bare boolean out of "global options". */
+	if (*cur == &f->global && v)
+		json_object_set_new(f->global_opts, p, json_string(v));
+	return set_option(f, *cur, p, v);
 }
 
 static int parse_file(struct fio_file *f, const struct io_spec *base)
@@ -371,10 +376,16 @@ int fio_job_file_run(struct bench_ctx *c, const char *path)
 	f->path = path;
 	f->err = c->err;
 	f->errlen = sizeof(c->err);
+	f->global_opts = json_object();
 	if (parse_file(f, &c->io)) {
+		json_decref(f->global_opts);
 		free(f);
 		return -1;
 	}
+	/* fio writes a job file's [global] options at the top level. */
+	if (json_object_size(f->global_opts))
+		json_object_set(c->root, "global options", f->global_opts);
+	json_decref(f->global_opts);
 	for (int i = 0; i < f->njobs && !bench_stop; i++) {
 		struct fio_section *s = &f->jobs[i];
 		finish_section(s);

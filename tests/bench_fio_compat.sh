@@ -268,6 +268,14 @@ assert jobs[0]['job options']['rw'] == 'randwrite' and jobs[0]['write']['total_i
 assert jobs[1]['job options']['bs'] == '4k', jobs[1]['job options']   # 4KiB, kb_base=1000
 assert jobs[1]['read']['total_ios'] > 0 and jobs[0]['job options']['size'] == '8m'
 EOF
+# fio writes the [global] section at the top level, bare booleans left out
+fio --output-format=json two.fio >fio-two.json 2>/dev/null || fail "fio ran two.fio"
+py fio-two.json job.json <<'EOF'
+import json, sys
+# fio prints its notes on stdout before the JSON
+fio, pm = (json.loads(t[t.index('{'):]) for t in (open(f).read() for f in sys.argv[1:]))
+assert fio['global options'] == pm['global options'], (fio['global options'], pm['global options'])
+EOF
 # fio's default kb_base=1024: 4KiB is 4000 bytes, not a multiple of a sector.
 printf '[j]\nfilename=job.dat\nrw=randread\nbs=4KiB\nsize=8m\nruntime=200ms\n' >kib.fio
 expect 2 "4KiB under kb_base=1024" -- "$pmwal" bench io --job kib.fio

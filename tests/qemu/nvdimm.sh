@@ -13,8 +13,8 @@
 #
 # usage: tests/qemu/nvdimm.sh BUILD_DIR   (the pmwal binary is BUILD_DIR/cli/pmwal)
 # env:   PMWAL_QEMU_KERNEL=vmlinuz     a kernel (default: the Debian cloud kernel,
-#                                      cached or fetched with apt-get download,
-#                                      as tests/qemu/run.sh does)
+#                                      cached or fetched with apt-get download:
+#                                      tests/qemu/lib.sh, shared with run.sh)
 #        PMWAL_QEMU_MODULES=DIR        its lib/modules/VERSION directory (default:
 #                                      beside the cached kernel)
 #        PMWAL_QEMU_ACKS=N             kill after N acks on each log (default 10)
@@ -27,44 +27,16 @@ build=${1:-}
 acks_wanted=${PMWAL_QEMU_ACKS:-10}
 cache=${PMWAL_QEMU_CACHE:-/var/tmp/pmwal-qemu-cache}
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+. "$here/lib.sh"
 
 [ -n "$build" ] || { echo "usage: $0 BUILD_DIR"; exit 2; }
 pmwal=$build/cli/pmwal
 [ -x "$pmwal" ] || fail "no pmwal binary at $pmwal (build first)"
-command -v qemu-system-x86_64 >/dev/null ||
-	skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
-[ "$(uname -m)" = x86_64 ] || skip "the lane boots an x86_64 kernel; this is $(uname -m)"
-busybox=$(command -v busybox || true)
-[ -n "$busybox" ] || skip "busybox is needed for the guest's shell (apt-get install busybox-static)"
-command -v cpio >/dev/null || skip "cpio not installed"
+qemu_lane_tools
 ndctl=$(command -v ndctl || true)
 [ -n "$ndctl" ] || skip "ndctl is needed in the guest to make fsdax and devdax namespaces (apt-get install ndctl)"
 mkfs=$(command -v mkfs.ext4 || true)
 [ -n "$mkfs" ] || skip "mkfs.ext4 is needed in the guest (apt-get install e2fsprogs)"
-
-find_kernel() { # as tests/qemu/run.sh: the cloud kernel, cached or downloaded
-	local k
-	if [ -n "${PMWAL_QEMU_KERNEL:-}" ]; then
-		echo "$PMWAL_QEMU_KERNEL"
-		return
-	fi
-	k=$(ls "$cache"/boot/vmlinuz-*-cloud-amd64 2>/dev/null | sort -V | tail -1)
-	if [ -n "$k" ]; then
-		echo "$k"
-		return
-	fi
-	command -v apt-get >/dev/null || return
-	mkdir -p "$cache" && (
-		cd "$cache" || exit 1
-		pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
-			sed -n 's/.*Depends: \(linux-image-[0-9].*\)/\1/p' | head -1)
-		[ -n "$pkg" ] && timeout 300 apt-get download "$pkg" >/dev/null 2>&1 &&
-			dpkg-deb -x "$pkg"_*.deb . && rm -f "$pkg"_*.deb
-	) >/dev/null 2>&1
-	ls "$cache"/boot/vmlinuz-*-cloud-amd64 2>/dev/null | sort -V | tail -1
-}
 
 kernel=$(find_kernel)
 [ -n "$kernel" ] && [ -r "$kernel" ] ||
@@ -96,14 +68,6 @@ trap cleanup EXIT
 # ---- initramfs: busybox, pmwal, ndctl, mkfs.ext4, the NVDIMM modules ----
 root=$work/root
 mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,etc,modules}
-add_binary() { # add_binary PATH NAME: the binary and every shared library it loads
-	cp -L "$1" "$root/bin/$2"
-	ldd "$1" 2>/dev/null | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' |
-		while read -r lib; do
-			mkdir -p "$root$(dirname "$lib")"
-			cp -L "$lib" "$root$lib"
-		done
-}
 add_binary "$busybox" busybox
 add_binary "$pmwal" pmwal
 add_binary "$ndctl" ndctl
@@ -158,15 +122,6 @@ boot() { # boot PHASE LOG: start QEMU in the background, set qpid
 		-device virtio-pmem-pci,memdev=vp0,id=vpmem0 \
 		>"$2.qemu" 2>&1 &
 	qpid=$!
-}
-wait_for() { # wait_for LOG PATTERN SECONDS: 0 once PATTERN is in LOG
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$qpid" 2>/dev/null || { grep -q -- "$2" "$1" 2>/dev/null; return; }
-		sleep 0.1
-	done
-	return 1
 }
 
 log1=$work/boot1.log

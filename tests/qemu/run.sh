@@ -22,42 +22,12 @@ build=${1:-}
 acks_wanted=${PMWAL_QEMU_ACKS:-12}
 cache=${PMWAL_QEMU_CACHE:-/var/tmp/pmwal-qemu-cache}
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+. "$here/lib.sh"
 
 [ -n "$build" ] || { echo "usage: $0 BUILD_DIR"; exit 2; }
 pmwal=$build/cli/pmwal
 [ -x "$pmwal" ] || fail "no pmwal binary at $pmwal (build first)"
-command -v qemu-system-x86_64 >/dev/null ||
-	skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
-[ "$(uname -m)" = x86_64 ] || skip "the lane boots an x86_64 kernel; this is $(uname -m)"
-busybox=$(command -v busybox || true)
-[ -n "$busybox" ] || skip "busybox is needed for the guest's shell (apt-get install busybox-static)"
-command -v cpio >/dev/null || skip "cpio not installed"
-
-find_kernel() {
-	local k
-	if [ -n "${PMWAL_QEMU_KERNEL:-}" ]; then
-		echo "$PMWAL_QEMU_KERNEL"
-		return
-	fi
-	k=$(ls "$cache"/boot/vmlinuz-*-cloud-amd64 /boot/vmlinuz-*-cloud-amd64 2>/dev/null |
-		sort -V | tail -1)
-	if [ -n "$k" ]; then
-		echo "$k"
-		return
-	fi
-	# docs/pmr.md: the cloud kernel has nvme built in, so no modules are needed
-	command -v apt-get >/dev/null || return
-	mkdir -p "$cache" && (
-		cd "$cache" || exit 1
-		pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
-			sed -n 's/.*Depends: \(linux-image-[0-9].*\)/\1/p' | head -1)
-		[ -n "$pkg" ] && timeout 300 apt-get download "$pkg" >/dev/null 2>&1 &&
-			dpkg-deb -x "$pkg"_*.deb . && rm -f "$pkg"_*.deb
-	) >/dev/null 2>&1
-	ls "$cache"/boot/vmlinuz-*-cloud-amd64 2>/dev/null | sort -V | tail -1
-}
+qemu_lane_tools
 
 kernel=$(find_kernel)
 [ -n "$kernel" ] && [ -r "$kernel" ] ||
@@ -74,14 +44,6 @@ trap cleanup EXIT
 # ---- initramfs: static busybox, pmwal and the shared libraries it loads ----
 root=$work/root
 mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,etc}
-add_binary() { # add_binary PATH NAME: the binary and every shared library it loads
-	cp -L "$1" "$root/bin/$2"
-	ldd "$1" 2>/dev/null | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' |
-		while read -r lib; do
-			mkdir -p "$root$(dirname "$lib")"
-			cp -L "$lib" "$root$lib"
-		done
-}
 add_binary "$busybox" busybox
 add_binary "$pmwal" pmwal
 cp "$here/init.sh" "$root/init"
@@ -110,15 +72,6 @@ boot() { # boot PHASE LOG [KERNEL_ARGS]: start QEMU in the background, set qpid
 		-device nvme,serial=pmwal0,pmrdev=pmr0,addr=04.0,drive=ns0 \
 		>"$2.qemu" 2>&1 &
 	qpid=$!
-}
-wait_for() { # wait_for LOG PATTERN SECONDS: 0 once PATTERN is in LOG
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$qpid" 2>/dev/null || { grep -q -- "$2" "$1" 2>/dev/null; return; }
-		sleep 0.1
-	done
-	return 1
 }
 
 log1=$work/boot1.log

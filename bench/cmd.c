@@ -600,8 +600,8 @@ static int mode_io(struct bench_ctx *c)
 {
 	char label[48];
 
-	if (c->job_file)
-		return fio_job_file_run(c, c->job_file);
+	if (c->jobs)
+		return fio_job_file_run(c);
 	c->io.target = io_target(c, 0, 0, label, sizeof(label));
 	if (c->clients > 1 || c->client_b)
 		return run_dual(c);
@@ -692,6 +692,30 @@ static int write_fio_outputs(struct bench_ctx *c)
 	return 0;
 }
 
+/* A log file prefix whose directory cannot take files is bad input, said
+ * before the run rather than after it. */
+static int check_log_prefix(struct bench_ctx *c, const char *prefix, const char *opt)
+{
+	char dir[4096];
+	struct stat st;
+
+	if (!prefix)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", prefix);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash == dir ? (void)(dir[1] = 0) : (void)(*slash = 0);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK)) {
+		snprintf(c->err, sizeof(c->err),
+			 "--%s %s: %s is not a directory this run can write to", opt,
+			 prefix, dir);
+		return -1;
+	}
+	return 0;
+}
+
 /* --output-format json and --json - put JSON on stdout: the table is left
  * out unless normal was asked for too. --log_avg_msec is the interval. */
 static int settle_fio_options(struct bench_ctx *c, int (*run)(struct bench_ctx *))
@@ -719,7 +743,16 @@ static int settle_fio_options(struct bench_ctx *c, int (*run)(struct bench_ctx *
 		snprintf(c->err, sizeof(c->err), "--job: only bench io runs fio job files");
 		return -1;
 	}
-	return 0;
+	if (c->job_file && (c->nsweep || c->clients > 1 || c->client_b)) {
+		snprintf(c->err, sizeof(c->err),
+			 "--job runs the file's jobs as they are; --sweep, --clients and "
+			 "--b do not apply (write one section per point instead)");
+		return -1;
+	}
+	if (check_log_prefix(c, c->logs.bw_prefix, "write_bw_log") ||
+	    check_log_prefix(c, c->logs.iops_prefix, "write_iops_log"))
+		return -1;
+	return c->job_file ? fio_job_file_load(c, c->job_file) : 0;
 }
 
 static int write_outputs(struct bench_ctx *c)

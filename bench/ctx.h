@@ -41,6 +41,7 @@ struct bench_ctx {
 	bool interval_set;
 	struct fio_logs logs;  /* --write_bw_log, --log_avg_msec (fio.h) */
 	const char *job_file;  /* bench io --job FILE.fio (fiojob.c) */
+	struct fio_file *jobs; /* its jobs, read before anything runs */
 	json_t *root;
 	json_t *targets; /* targets used, for the environment record */
 	int status;	 /* worst exit status so far */
@@ -65,7 +66,10 @@ void run_sweep_log(struct bench_ctx *c, const struct log_spec *base, const char 
 int run_suite(struct bench_ctx *c);
 int run_dual(struct bench_ctx *c);
 int run_compare(struct bench_ctx *c);
-/* fiojob.c: run each job of a fio job file; -1 with c->err for bad input. */
-int fio_job_file_run(struct bench_ctx *c, const char *path);
+/* fiojob.c: read a fio job file into c->jobs (0, or -1 with c->err: bad
+ * input, nothing run), then run each of its jobs (and free them). */
+struct fio_file;
+int fio_job_file_load(struct bench_ctx *c, const char *path);
+int fio_job_file_run(struct bench_ctx *c);
 
 #endif

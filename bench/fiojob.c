@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define FIOJOB_JOBS_MAX	    64
 #define FIOJOB_LINE_MAX	    1024
@@ -331,9 +332,15 @@ static int parse_file(struct fio_file *f, const struct io_spec *base)
 {
 	char line[FIOJOB_LINE_MAX];
 	struct fio_section *cur = NULL;
-	FILE *in = fopen(f->path, "r");
+	struct stat st;
+	FILE *in;
 
-	if (!in) {
+	if (stat(f->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* A FIFO would block the open, a device read without end. */
+		snprintf(f->err, f->errlen, "--job %s: not a regular file", f->path);
+		return -1;
+	}
+	if (!(in = fopen(f->path, "r"))) {
 		snprintf(f->err, f->errlen, "--job %s: %s", f->path, strerror(errno));
 		return -1;
 	}
@@ -364,10 +371,9 @@ static void finish_section(struct fio_section *s)
 			s->spec.rate[d].bytes_per_s = s->rate_per_job[d] * s->spec.numjobs;
 }
 
-int fio_job_file_run(struct bench_ctx *c, const char *path)
+int fio_job_file_load(struct bench_ctx *c, const char *path)
 {
 	struct fio_file *f = calloc(1, sizeof(*f));
-	char label[48], name[160];
 
 	if (!f) {
 		snprintf(c->err, sizeof(c->err), "out of memory");
@@ -382,6 +388,17 @@ int fio_job_file_run(struct bench_ctx *c, const char *path)
 		free(f);
 		return -1;
 	}
+	c->jobs = f;
+	return 0;
+}
+
+int fio_job_file_run(struct bench_ctx *c)
+{
+	struct fio_file *f = c->jobs;
+	const char *path = f->path;
+	char label[48], name[160];
+
+	c->jobs = NULL;
 	/* fio writes a job file's [global] options at the top level. */
 	if (json_object_size(f->global_opts))
 		json_object_set(c->root, "global options", f->global_opts);

@@ -299,6 +299,21 @@ printf '[j]\nioengine=libaio\n' >engine.fio
 expect 2 "other engine" -- "$pmwal" bench io --job engine.fio
 has err.txt "ioengine" "libaio"
 expect 2 "--job with bench log" -- "$pmwal" bench log --job two.fio
+expect 2 "--job with --sweep" -- "$pmwal" bench io --job two.fio --sweep iodepth=1,2
+expect 2 "a directory as job file" -- "$pmwal" bench io --job "$work"
+has err.txt "not a regular file"
+mkfifo fifo.fio
+expect 2 "a FIFO as job file (no hang)" -- timeout 20 "$pmwal" bench io --job fifo.fio
+expect 2 "/dev/zero as job file" -- "$pmwal" bench io --job /dev/zero
+for i in $(seq 65); do printf '[j%d]\n' "$i"; done >many.fio
+expect 2 "65 jobs" -- "$pmwal" bench io --job many.fio
+has err.txt "more than 64 jobs"
+head -c 5000 /dev/zero | tr '\0' a | sed 's/^/[j]\nrw=/' >long.fio
+expect 2 "a 5000-character line" -- "$pmwal" bench io --job long.fio
+has err.txt "longer than"
+expect 2 "log prefix in no directory" -- "$pmwal" bench io pm.dat --write_bw_log /nonexistent/p
+has err.txt "/nonexistent"
+[ -s out.txt ] && fail "a refused job file ran something: $(head -2 out.txt)"
 
 step "a job file given as a target is refused, and left as it was"
 sum=$(md5sum <two.fio)

@@ -136,7 +136,9 @@ if ! wait_for "$log1" "PMWAL-ACK devdax $acks_wanted[^0-9]\|PMWAL-FAIL\|PMWAL-SK
 	tail -30 "$log1"
 	fail "boot 1: no ack $acks_wanted in time"
 fi
-# The power cut: SIGKILL, mid-append (the guest keeps appending).
+# The power cut: SIGKILL, mid-append (the guest keeps appending), after a
+# random 0-0.9 s so that it lands at different points of an append.
+grep -q "PMWAL-ACK devdax $acks_wanted" "$log1" && sleep "0.$((RANDOM % 10))"
 kill -9 "$qpid"
 wait "$qpid" 2>/dev/null
 qpid=
@@ -194,6 +196,12 @@ check "devdax at 4 KiB alignment: create, append 20, verify" 0 "$(sed -n 's/^PMW
 grep -qE '^PMWAL-ALIGN4K-PROBE   "pmem2_alignment": 4096' "$l" ||
 	fail "devdax at 4 KiB alignment: probe does not report it"
 echo "devdax at 4 KiB alignment: a log created, 20 records appended and verified"
+
+# ---- probe without a target: the machine's DAX and pmem devices ----
+grep -qE '^PMWAL-PROBE-LIST +"path": "/dev/dax1.0"' "$l" &&
+	grep -qE '^PMWAL-PROBE-LIST +"path": "/dev/pmem0"' "$l" ||
+	{ grep PMWAL-PROBE-LIST "$l"; fail "pmwal probe (no target) does not list /dev/dax1.0 and /dev/pmem0"; }
+echo "probe (no target): lists $(grep -oE '"path": "/dev/(dax|pmem)[^"]*"' "$l" | sed 's/.*: //' | sort -u | tr -d '"' | tr '\n' ' ')"
 
 # ---- /dev/pmem0: the fsdax namespace's block device ----
 echo "probe /dev/pmem0: kind $(jv "$l" PMWAL-PROBE-PMEM0 kind), dax $(jv2 "$l" PMWAL-PROBE-PMEM0 queue dax)," \

@@ -149,6 +149,7 @@ write)
 	pmwal probe /mnt/dax/log --json | sed 's/^/PMWAL-PROBE-FSDAX /'
 	pmwal probe $daxlog --json | sed 's/^/PMWAL-PROBE-DEVDAX /'
 	pmwal probe /dev/pmem0 --json | sed 's/^/PMWAL-PROBE-PMEM0 /'
+	pmwal probe --json | sed 's/^/PMWAL-PROBE-LIST /'
 	pmwal info $fslog | sed 's/^/PMWAL-INFO-FSDAX /'
 	pmwal info $daxlog | sed 's/^/PMWAL-INFO-DEVDAX /'
 	echo "PMWAL-APPENDING"

@@ -113,11 +113,9 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	io_jobname(s, name, sizeof(name));
 	snprintf(progress_job, sizeof(progress_job), "%.60s @ %.32s", name,
 		 *label ? label : s->target);
-	bool created = target_claim(s->target);
+	/* Files bench io creates, it marks itself (io.c). */
 	struct run_result *r = io_run_capped(s, notes);
 	if (!r || r->err == PMWAL_BENCH_EUSAGE) {
-		if (created) /* refused: leave nothing behind */
-			target_unclaim(s->target);
 		usage_failed(c, r);
 		json_decref(notes);
 		return NULL;

@@ -244,6 +244,9 @@ bool target_claim(const char *t)
 
 	if (scratch_path(t, file, sizeof(file)))
 		return false;
+	/* Under /dev a missing name is a missing device, not a file to make. */
+	if (!strncmp(file, "/dev/", 5) && strncmp(file, "/dev/shm/", 9))
+		return false;
 	/* A default target's name is bench's: one a killed run left is ours. */
 	if (target_owned(file) && stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
 		(void)mark_scratch(file);

@@ -11,7 +11,7 @@ pmwal=${1:?usage: bench_smoke.sh PATH/TO/pmwal}
 pmwal=$(cd "$(dirname "$pmwal")" && pwd)/$(basename "$pmwal")
 # A disk filesystem: O_DIRECT is refused on tmpfs.
 work=$(mktemp -d /var/tmp/pmwal-bench-smoke.XXXXXX)
-trap 'rm -rf "$work"; rm -f /dev/shm/pmwal-bench.dat /dev/shm/pmwal-bench.wal' EXIT
+trap 'rm -rf "$work"; rm -f /dev/shm/pmwal-bench.dat /dev/shm/pmwal-bench.wal /dev/shm/pmwal-bench-pmr.dat /dev/shm/pmwal-bench-pmr.wal /dev/shm/pmwal-smoke-pmr.wal*' EXIT
 cd "$work" || exit 1
 fails=0
 
@@ -73,9 +73,55 @@ has out64.json '"outstanding": 64' 'qd=64'
 expect 2 "outstanding needs buffered" -- "$pmwal" bench log flash --outstanding 64 --runtime 500ms
 has out.txt "needs --commit buffered"
 
+step "bench primitives: pg_test_fsync's list on a file, drain and PMR barrier on regions"
+expect 0 "primitives" -- "$pmwal" bench primitives flash --prim-time 40ms --json prim.json
+has prim.json "4K write, no sync" "4K write + fdatasync" "4K write + fsync" "4K O_DSYNC write" \
+	"4K O_SYNC write" "4K RWF_DSYNC write" "8K write + fdatasync" "2 x 4K writes + fsync" \
+	"2 x 8K O_DSYNC writes" "4 x 4K O_SYNC writes" "16K O_SYNC write" '"99.900000"'
+grep -q "16 x 1K O_SYNC writes" prim.json || grep -q "16 x 1K O_SYNC writes' left out" out.txt ||
+	fail "16 x 1K O_SYNC writes neither measured nor said to be left out"
+expect 0 "primitives pmr" -- "$pmwal" bench primitives pmr --prim-time 40ms --json primpmr.json
+has primpmr.json "barrier alone" "4K nt-copy + barrier" "4K nt-copy, no barrier" "PMRSTS" \
+	"16 x 1K nt-copies + barrier" "emulated PMR"
+expect 0 "primitives pmem" -- "$pmwal" bench primitives pmem --prim-time 40ms --json primpmem.json
+has primpmem.json "barrier alone" "drain"
+
+step "running twice: a run owns what it creates, a killed run's files too, not the user's"
+expect 0 "log on a new file" -- "$pmwal" bench log twice.wal --runtime 300ms --prim-time 50ms
+expect 0 "the same command again" -- "$pmwal" bench log twice.wal --runtime 300ms --prim-time 50ms
+expect 0 "log on a new fake PMR" -- "$pmwal" bench log fakepmr:/dev/shm/pmwal-smoke-pmr.wal --runtime 300ms --prim-time 50ms
+expect 0 "the same fake PMR again" -- "$pmwal" bench log fakepmr:/dev/shm/pmwal-smoke-pmr.wal --runtime 300ms --prim-time 50ms
+rm -f /dev/shm/pmwal-smoke-pmr.wal /dev/shm/pmwal-smoke-pmr.wal.pmwal-bench
+"$pmwal" bench log killed.wal --runtime 30s --no-primitives --quiet >/dev/null 2>&1 &
+pid=$!
+sleep 1.5
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+expect 0 "after a killed run" -- "$pmwal" bench log killed.wal --runtime 300ms --no-primitives
+cp killed.wal users.wal # a copy bench did not create: the user's log
+rm -f users.wal.pmwal-bench
+expect 2 "a log bench did not create" -- "$pmwal" bench log users.wal --runtime 300ms --no-primitives
+has out.txt "holds a pmwal log" "--force"
+expect 2 "a refused log run" -- "$pmwal" bench log refused.wal --outstanding 64 --runtime 300ms
+[ ! -e refused.wal ] || fail "a refused run left the file it created"
+
+step "bench io --until-full: the whole target once, refused where it must be"
+expect 0 "until full" -- "$pmwal" bench io full.dat --rw write --bs 128k --iodepth 8 --size 64m \
+	--interval 20ms --until-full --json full.json
+has full.json '"until_full": true' "until full" '"series"'
+expect 0 "until full again, the file's size" -- "$pmwal" bench io full.dat --rw write --bs 128k --until-full
+expect 2 "until full reading" -- "$pmwal" bench io full.dat --rw read --until-full
+has out.txt "--rw write"
+expect 2 "until full, new file, no size" -- "$pmwal" bench io new-full.dat --rw write --until-full
+has out.txt "give --size"
+[ ! -e new-full.dat ] || fail "a refused --until-full left new-full.dat"
+if [ -b /dev/vda ] || [ -b /dev/sda ]; then
+	dev=$([ -b /dev/vda ] && echo /dev/vda || echo /dev/sda)
+	expect 2 "until full on a device without --force" -- "$pmwal" bench io "$dev" --rw write --until-full
+	has out.txt "--force"
+fi
+
 step "bench primitives and recovery"
-expect 0 "primitives" -- "$pmwal" bench primitives flash --prim-time 300ms --json prim.json
-has prim.json "fdatasync" "O_DSYNC" "RWF_DSYNC"
 expect 0 "recovery" -- "$pmwal" bench recovery flash --size 32m --json rec.json
 has rec.json '"s_per_gib"' '"verdict": "clean"'
 
@@ -84,12 +130,17 @@ expect 0 "dual" -- "$pmwal" bench dual io.dat --rw write --bs 128k --iodepth 4 -
 	--runtime 1s --b "rw=read" --json dual.json
 has dual.json "c0 alone" "c1 shared" "sum of clients"
 
-step "bench compare flash pmem"
-expect 0 "compare" -- "$pmwal" bench compare flash pmem --runtime 300ms --json cmp.json
-has cmp.json '"compare"' '"ops_ratio"'
+step "bench compare: flash, PMR and pmem with ratios to flash; two targets"
+expect 0 "compare" -- "$pmwal" bench compare --runtime 200ms --prim-time 50ms --size 32m --json cmp.json
+has cmp.json '"compare"' '"ops_ratio"' '"rate_ratio"' '"targets"' "durable 4K write" \
+	"randrw50 bs=4k qd=32" '"s/GiB"' '"pmr"'
+has out.txt "C=pmem" "recovery (GiB/s; s/GiB)" "x"
+expect 2 "compare four" -- "$pmwal" bench compare flash pmem pmr flash
+has out.txt "two or three targets"
 
 step "default suite (--quick) with the report"
 expect 0 "suite" -- "$pmwal" bench --quick -o rep
+has rep/result.json "emulated PMR" "fakepmr:" "until full" "randwrite sweep iodepth" "randrw sweep iodepth"
 has rep/index.html "<svg" "EMULATED" "Latency distributions" "IOPS and p99 over time" "latency CDF" "latency histogram" "emulated PMR" "x[0-9]"
 [ -s rep/result.json ] && [ -s rep/jobs.csv ] || fail "suite report files missing"
 
@@ -137,13 +188,18 @@ chrome=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chrome" ]; then
 	echo "SKIP: chromium is not installed (apt-get install chromium); screenshot not checked"
 else
-	timeout 120 "$chrome" --headless --no-sandbox --disable-gpu \
-		--disable-background-networking --disable-component-update --disable-sync \
-		--no-first-run --user-data-dir="$(mktemp -d -p "$work")" --window-size=1400,2400 \
-		--screenshot="$work/report.png" "file://$work/rep/index.html" >chrome.txt 2>&1
-	size=$(stat -c %s report.png 2>/dev/null || echo 0)
-	[ "$size" -gt 20000 ] || fail "screenshot missing or blank ($size bytes)"
-	echo "screenshot: $size bytes"
+	# Two widths: a wide screen (charts side by side) and a narrow one.
+	for w in 1400,2400 820,2400; do
+		png=$work/report-${w%,*}.png
+		timeout 120 "$chrome" --headless --no-sandbox --disable-gpu \
+			--disable-background-networking --disable-component-update --disable-sync \
+			--no-first-run --user-data-dir="$(mktemp -d -p "$work")" --window-size=$w \
+			--screenshot="$png" "file://$work/rep/index.html" >chrome.txt 2>&1
+		size=$(stat -c %s "$png" 2>/dev/null || echo 0)
+		[ "$size" -gt 20000 ] || fail "screenshot at ${w%,*} px missing or blank ($size bytes)"
+		echo "screenshot at ${w%,*} px: $size bytes"
+		[ -n "${PMWAL_SMOKE_SHOTS:-}" ] && cp "$png" "$PMWAL_SMOKE_SHOTS/"
+	done
 fi
 
 if [ "$fails" -gt 0 ]; then

@@ -98,7 +98,8 @@ void fio_latency_buckets(json_t *job, const struct hist *h)
 			if (k < 10)
 				snprintf(key, sizeof(key), "%u", edges[k]);
 			else
-				snprintf(key, sizeof(key), "%s", k == 10 ? "2000" : ">=2000");
+				snprintf(key, sizeof(key), "%s",
+					 k == 10 ? "2000" : ">=2000");
 			json_object_set_new(o, key, json_real(p));
 		}
 		json_object_set_new(job, names[unit], o);
@@ -120,11 +121,10 @@ void fio_size_str(char *buf, size_t len, uint64_t bytes)
 /* "10" for whole seconds, "500ms" otherwise: both fio time values. */
 static void time_str(char *buf, size_t len, double s)
 {
-	double ms = s * 1000.0;
-	if (ms == (double)(uint64_t)(s) * 1000.0)
+	if (s == (double)(uint64_t)s)
 		snprintf(buf, len, "%" PRIu64, (uint64_t)s);
 	else
-		snprintf(buf, len, "%" PRIu64 "ms", (uint64_t)(ms + 0.5));
+		snprintf(buf, len, "%" PRIu64 "ms", (uint64_t)(s * 1000.0 + 0.5));
 }
 
 static void set_str(json_t *o, const char *k, const char *v)
@@ -159,7 +159,8 @@ static void io_options(json_t *o, json_t *opts)
 	set_size(o, "bs", json_object_get(opts, "bs"));
 	set_int(o, "iodepth", json_integer_value(json_object_get(opts, "iodepth")));
 	set_int(o, "numjobs", json_integer_value(json_object_get(opts, "numjobs")));
-	json_int_t batch = json_integer_value(json_object_get(opts, "iodepth_batch_submit"));
+	json_int_t batch =
+	    json_integer_value(json_object_get(opts, "iodepth_batch_submit"));
 	if (batch > 1)
 		set_int(o, "iodepth_batch_submit", batch);
 	if (json_integer_value(json_object_get(opts, "size")))
@@ -183,8 +184,8 @@ static void io_options(json_t *o, json_t *opts)
 	json_int_t rr = json_integer_value(json_object_get(opts, "rate_read"));
 	json_int_t rwr = json_integer_value(json_object_get(opts, "rate_write"));
 	if (rr || rwr) {
-		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT,
-			 rr, rwr);
+		snprintf(buf, sizeof(buf),
+			 "%" JSON_INTEGER_FORMAT ",%" JSON_INTEGER_FORMAT, rr, rwr);
 		set_str(o, "rate", buf);
 	}
 }
@@ -207,7 +208,8 @@ json_t *fio_job_options(json_t *opts)
 		set_str(o, "rw", "write");
 		set_size(o, "bs", json_object_get(opts, "record_size"));
 		set_int(o, "iodepth", buffered ? (out ? out : 4096) : 1);
-		set_int(o, "numjobs", json_integer_value(json_object_get(opts, "threads")));
+		set_int(o, "numjobs",
+			json_integer_value(json_object_get(opts, "threads")));
 	} else if (json_object_get(opts, "primitive")) {
 		/* One synchronous write and its durability primitive at a time. */
 		set_str(o, "rw", "write");
@@ -231,7 +233,8 @@ int fio_output_parse(const char *s, unsigned *formats, char *err, size_t errlen)
 
 	*formats = 0;
 	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (char *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(tok, "normal"))
 			*formats |= FIO_OUT_NORMAL;
 		else if (!strcmp(tok, "json"))
@@ -246,7 +249,8 @@ int fio_output_parse(const char *s, unsigned *formats, char *err, size_t errlen)
 			return -1;
 		} else {
 			snprintf(err, errlen,
-				 "'%s' is not an output format (normal, json, json+)", tok);
+				 "'%s' is not an output format (normal, json, json+)",
+				 tok);
 			return -1;
 		}
 	}
@@ -284,11 +288,10 @@ static int write_log(json_t *job, const char *prefix, const char *kind, size_t j
 	json_t *pts = json_object_get(s, "points"), *pt;
 	double ival_s = json_number_value(json_object_get(s, "interval_s"));
 	bool iops = !strcmp(kind, "iops");
-	bool has[2] = {
-	    json_integer_value(json_object_get(json_object_get(job, "read"), "total_ios")) >
-		0,
-	    json_integer_value(json_object_get(json_object_get(job, "write"),
-					       "total_ios")) > 0};
+	bool has[2] = {json_integer_value(json_object_get(json_object_get(job, "read"),
+							  "total_ios")) > 0,
+		       json_integer_value(json_object_get(json_object_get(job, "write"),
+							  "total_ios")) > 0};
 	char path[4096];
 	size_t i;
 
@@ -305,7 +308,8 @@ static int write_log(json_t *job, const char *prefix, const char *kind, size_t j
 		for (int d = 0; d < 2; d++) {
 			if (!has[d])
 				continue;
-			double v = json_number_value(json_array_get(pt, (size_t)(iops ? 3 + d : 1 + d)));
+			double v = json_number_value(
+			    json_array_get(pt, (size_t)(iops ? 3 + d : 1 + d)));
 			fprintf(f, "%" PRIu64 ", %" PRIu64 ", %d, 0, 0\n", t_ms,
 				(uint64_t)(iops ? v + 0.5 : v / 1024.0 + 0.5), d);
 		}
@@ -324,7 +328,8 @@ int fio_logs_write(json_t *root, const struct fio_logs *l, char *err, size_t err
 
 	json_array_foreach(json_object_get(root, "jobs"), i, job)
 	{
-		if (l->bw_prefix && write_log(job, l->bw_prefix, "bw", i + 1, err, errlen))
+		if (l->bw_prefix &&
+		    write_log(job, l->bw_prefix, "bw", i + 1, err, errlen))
 			return -1;
 		if (l->iops_prefix &&
 		    write_log(job, l->iops_prefix, "iops", i + 1, err, errlen))

@@ -22,9 +22,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define FIOJOB_JOBS_MAX	    64
-#define FIOJOB_LINE_MAX	    1024
-#define FIOJOB_LINES_MAX    100000
+#define FIOJOB_JOBS_MAX	 64
+#define FIOJOB_LINE_MAX	 1024
+#define FIOJOB_LINES_MAX 100000
 
 struct fio_section {
 	char name[64];
@@ -139,7 +139,8 @@ static int set_rate(struct fio_file *f, struct fio_section *s, const char *v)
 		return -1;
 	if (!comma)
 		s->rate_per_job[DIR_WRITE] = s->rate_per_job[DIR_READ];
-	else if (comma[1] && set_size(f, s, "rate", comma + 1, &s->rate_per_job[DIR_WRITE]))
+	else if (comma[1] &&
+		 set_size(f, s, "rate", comma + 1, &s->rate_per_job[DIR_WRITE]))
 		return -1;
 	return 0;
 }
@@ -159,8 +160,8 @@ static int set_ioengine(struct fio_file *f, const char *v)
 /* Options that change nothing in how pmwal runs a job (each job is run
  * alone, one after the other, with threads and registered buffers). */
 static const char *const accepted[] = {
-    "group_reporting", "thread",   "stonewall", "wait_for_previous",
-    "fixedbufs",       "registerfiles", "name",	    "description",
+    "group_reporting", "thread",	"stonewall", "wait_for_previous",
+    "fixedbufs",       "registerfiles", "name",	     "description",
 };
 
 static int set_shape(struct fio_file *f, struct fio_section *s, const char *k,
@@ -186,8 +187,8 @@ static int set_shape(struct fio_file *f, struct fio_section *s, const char *k,
 		o->bs_bytes = (uint32_t)u;
 	} else if (!strcmp(k, "size")) {
 		if (v && strchr(v, '%'))
-			return bad(f, k, "'%s': a percentage of the file is not supported",
-				   v);
+			return bad(f, k,
+				   "'%s': a percentage of the file is not supported", v);
 		if (set_size(f, s, k, v, &o->size_bytes))
 			return -1;
 		if (!o->size_bytes)
@@ -368,7 +369,8 @@ static void finish_section(struct fio_section *s)
 {
 	for (int d = 0; d < DIR_COUNT; d++)
 		if (s->rate_per_job[d])
-			s->spec.rate[d].bytes_per_s = s->rate_per_job[d] * s->spec.numjobs;
+			s->spec.rate[d].bytes_per_s =
+			    s->rate_per_job[d] * s->spec.numjobs;
 }
 
 int fio_job_file_load(struct bench_ctx *c, const char *path)

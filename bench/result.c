@@ -100,7 +100,8 @@ static void sample_stats(json_t *o, const struct series *s, uint32_t n, int dir,
 	if (!has_io)
 		n = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		double b = s->pt[i].bytes[dir] / sec / 1024.0, p = s->pt[i].ops[dir] / sec;
+		double b = s->pt[i].bytes[dir] / sec / 1024.0,
+		       p = s->pt[i].ops[dir] / sec;
 		bmin = i && bmin < b ? bmin : b;
 		bmax = bmax > b ? bmax : b;
 		imin = i && imin < p ? imin : p;
@@ -268,8 +269,7 @@ json_t *root_new(void)
 	/* fio writes ctime() without its newline: "Sat Dec  5 01:22:57 2026". */
 	localtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", &tm);
-	return json_pack("{s:s,s:I,s:I,s:s,s:[],s:[],s:{s:i,s:s,s:s,s:f}}",
-			 "fio version",
+	return json_pack("{s:s,s:I,s:I,s:s,s:[],s:[],s:{s:i,s:s,s:s,s:f}}", "fio version",
 			 "pmwal-bench-"
 			 "0.1.0",
 			 "timestamp", (json_int_t)t, "timestamp_ms", (json_int_t)t * 1000,

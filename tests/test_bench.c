@@ -425,9 +425,10 @@ Test(bench, histogram_converts_to_fio_bins_without_losing_a_count)
 		hist_record(&h, v);
 		uint64_t low = hist_bucket_low(hist_index(v));
 		if (v <= HIST_VALUE_MAX)
-			cr_assert_eq(fio_plat_val_to_idx(v), fio_plat_val_to_idx(low),
-				     "value %llu and its bucket's low %llu in two fio bins",
-				     (unsigned long long)v, (unsigned long long)low);
+			cr_assert_eq(
+			    fio_plat_val_to_idx(v), fio_plat_val_to_idx(low),
+			    "value %llu and its bucket's low %llu in two fio bins",
+			    (unsigned long long)v, (unsigned long long)low);
 	}
 	json_t *bins = fio_bins_json(&h), *n;
 	const char *k;
@@ -454,20 +455,21 @@ Test(bench, fio_sizes_follow_kb_base)
 		unsigned kb_base;
 		uint64_t bytes;
 	} ok[] = {
-	    {"4096", 1024, 4096},	 {"4k", 1024, 4096},	{"4K", 1024, 4096},
-	    {"4kb", 1024, 4096},	 {"4KB", 1024, 4096},	{"4KiB", 1024, 4000},
-	    {"1mi", 1024, 1000000},	 {"1m", 1024, 1048576}, {"1g", 1024, 1u << 30},
-	    {"4KiB", 1000, 4096},	 {"4k", 1000, 4000},	{"1t", 1000, 1000000000000ull},
+	    {"4096", 1024, 4096},   {"4k", 1024, 4096},	   {"4K", 1024, 4096},
+	    {"4kb", 1024, 4096},    {"4KB", 1024, 4096},   {"4KiB", 1024, 4000},
+	    {"1mi", 1024, 1000000}, {"1m", 1024, 1048576}, {"1g", 1024, 1u << 30},
+	    {"4KiB", 1000, 4096},   {"4k", 1000, 4000},	   {"1t", 1000, 1000000000000ull},
 	    {"0x1000", 1024, 4096}, {"7b", 1024, 7},
 	};
-	static const char *const bad[] = {"", "-1", "1.5g", "4x", "k", "4kk", "4 k",
-					  "99999999999999999999", "16384p", NULL};
+	static const char *const bad[] = {"",	    "-1",  "1.5g", "4x",
+					  "k",	    "4kk", "4 k",  "99999999999999999999",
+					  "16384p", NULL};
 	char err[256];
 	uint64_t v;
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		cr_assert_eq(fio_parse_size(ok[i].s, ok[i].kb_base, &v, err, sizeof(err)), 0,
-			     "%s: %s", ok[i].s, err);
+		cr_assert_eq(fio_parse_size(ok[i].s, ok[i].kb_base, &v, err, sizeof(err)),
+			     0, "%s: %s", ok[i].s, err);
 		cr_assert_eq(v, ok[i].bytes, "%s (kb_base %u): %llu", ok[i].s,
 			     ok[i].kb_base, (unsigned long long)v);
 	}

@@ -27,6 +27,7 @@ build=${1:-}
 acks_wanted=${PMWAL_QEMU_ACKS:-10}
 cache=${PMWAL_QEMU_CACHE:-/var/tmp/pmwal-qemu-cache}
 
+# shellcheck source=tests/qemu/lib.sh
 . "$here/lib.sh"
 
 [ -n "$build" ] || { echo "usage: $0 BUILD_DIR"; exit 2; }
@@ -132,7 +133,7 @@ if ! wait_for "$log1" "PMWAL-BEGIN" 180; then
 	grep -qi "nvdimm" "$log1.qemu" 2>/dev/null && skip "this QEMU cannot emulate an NVDIMM: $(head -1 "$log1.qemu")"
 	fail "boot 1 never reached /init"
 fi
-if ! wait_for "$log1" "PMWAL-ACK devdax $acks_wanted[^0-9]\|PMWAL-FAIL\|PMWAL-SKIP\|PMWAL-WRITE-DONE\|PMWAL-END" 600; then
+if ! wait_for "$log1" "PMWAL-ACK devdax ${acks_wanted}[^0-9]\|PMWAL-FAIL\|PMWAL-SKIP\|PMWAL-WRITE-DONE\|PMWAL-END" 600; then
 	tail -30 "$log1"
 	fail "boot 1: no ack $acks_wanted in time"
 fi

@@ -9,11 +9,15 @@
  * last one replaces the entries from its index on (the log of an append
  * refused part-way).
  *
- * Term and vote live in two small files, DIR/meta1 and DIR/meta2, written in
- * turn (the one not holding the newest version) and fsynced: "PMRFMETA",
- * version, term, vote (u64 each), XXH3-64 of the 32 bytes before it. Load
- * takes the valid one with the higher version. They change at elections
- * only, and kept out of the log they never stand in the way of a release.
+ * Term and vote live in one small file, DIR/meta, replaced atomically
+ * (DIR/meta.tmp, fdatasync, rename, fsync of DIR): "PMRFMET2", term, vote,
+ * the log's id (pmwal_info.log_id) (u64 each), XXH3-64 of the 32 bytes
+ * before it. A crash leaves the old file or the new one, never a torn one, so
+ * a meta that is there but does not check is damage and is refused (taking
+ * an older term or vote would let the node vote twice). The log id ties the
+ * directory to its log: a log of another node or cluster, or a log gone and
+ * created again, is refused. They change at elections only, and kept out of
+ * the log they never stand in the way of a release.
  *
  * The snapshot is one file, DIR/snapshot, replaced atomically: "PMRFSNP1",
  * index, term, configuration index (u64 each), the configuration (u32 count,
@@ -64,12 +68,14 @@ struct praft {
 	struct pmwal *w;
 	char target[4096], dir[4096], snap_path[4200], snap_tmp[4200], uv_dir[4200];
 	int create;
+	bool own_log; /* the target is DIR/log, made by this storage */
 	uint64_t capacity;
 	/* What the log holds, kept as appended. */
 	raft_term term;
 	raft_id vote;
-	uint64_t meta_version; /* of the newest metadata file */
-	char meta_path[2][4200];
+	bool have_meta;	     /* DIR/meta was there at start, or written since */
+	uint64_t meta_log_id; /* the log DIR/meta belongs with */
+	char meta_path[4200], meta_tmp[4200];
 	raft_index first_index; /* the index of lsn_of[0] */
 	uint64_t *lsn_of;	/* the LSN of each live entry */
 	size_t n, cap;
@@ -168,19 +174,30 @@ static void map_drop_before(struct praft *p, raft_index index)
 
 /* ---- term and vote --------------------------------------------------------- */
 
-/* Writes term and vote, durable before it returns: into the metadata file
- * that does not hold the newest version, so one of them is always whole. */
-static int write_meta(struct praft *p)
+/* fsyncs a directory: the names in it durable. */
+static int sync_dir(const char *dir)
+{
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = d < 0 || fsync(d) ? -errno : 0;
+
+	if (d >= 0)
+		close(d);
+	return rc;
+}
+
+/* Writes term, vote and the log id as DIR/meta, durable before it returns.
+ * A failure before the rename leaves the old file as it was: the state in
+ * memory goes back to it and nothing else stops. */
+static int write_meta(struct praft *p, raft_term term, raft_id vote)
 {
 	uint8_t m[40];
-	uint64_t v = p->meta_version + 1, sum;
-	const char *path = p->meta_path[v & 1];
-	int fd = open(path, O_WRONLY | O_CLOEXEC), rc;
+	uint64_t sum;
+	int fd = open(p->meta_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc;
 
-	memcpy(m, "PMRFMETA", 8);
-	memcpy(m + 8, &v, 8);
-	memcpy(m + 16, &p->term, 8);
-	memcpy(m + 24, &p->vote, 8);
+	memcpy(m, "PMRFMET2", 8);
+	memcpy(m + 8, &term, 8);
+	memcpy(m + 16, &vote, 8);
+	memcpy(m + 24, &p->meta_log_id, 8);
 	sum = XXH3_64bits(m, 32);
 	memcpy(m + 32, &sum, 8);
 	rc = fd < 0 ? -errno : 0;
@@ -195,66 +212,65 @@ static int write_meta(struct praft *p)
 		rc = -errno;
 	if (fd >= 0)
 		close(fd);
+	if (!rc && rename(p->meta_tmp, p->meta_path))
+		rc = -errno;
 	if (rc) {
+		unlink(p->meta_tmp);
+		return errorf(p, RAFT_IOERR, "term and vote: %s: %s (unchanged)", p->meta_path,
+			      strerror(-rc));
+	}
+	if ((rc = sync_dir(p->dir)) != 0) {
+		/* The new file is in place but its name may not be durable. */
 		p->failed = RAFT_IOERR;
-		return errorf(p, RAFT_IOERR, "term and vote: %s: %s", path, strerror(-rc));
+		return errorf(p, RAFT_IOERR, "term and vote: fsync %s: %s", p->dir,
+			      strerror(-rc));
 	}
-	p->meta_version = v;
+	p->term = term;
+	p->vote = vote;
+	p->have_meta = true;
 	return 0;
 }
 
-/* Reads the newest valid metadata file. Returns 0 or a raft error. */
-static int read_meta(struct praft *p)
+/* Reads DIR/meta: 0 with have_meta false where there is none, 0 with the
+ * state loaded, or a raft error naming what is wrong. */
+static int read_meta(struct praft *p, char *err, size_t errlen)
 {
-	p->meta_version = p->term = p->vote = 0;
-	for (int i = 0; i < 2; i++) {
-		uint8_t m[40];
-		uint64_t v, sum;
-		int fd = open(p->meta_path[i], O_RDONLY | O_CLOEXEC);
+	uint8_t m[41];
+	uint64_t sum;
+	struct stat st;
+	int fd = open(p->meta_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
-		if (fd < 0)
-			return errorf(p, RAFT_IOERR, "%s: %s", p->meta_path[i], strerror(errno));
-		ssize_t r = pread(fd, m, sizeof(m), 0);
-
-		close(fd);
-		if (r == 0)
-			continue; /* created, never written */
-		memcpy(&v, m + 8, 8);
-		memcpy(&sum, m + 32, 8);
-		if (r != sizeof(m) || memcmp(m, "PMRFMETA", 8) || sum != XXH3_64bits(m, 32))
-			continue; /* torn by a crash: the other one holds the last */
-		if (v > p->meta_version) {
-			p->meta_version = v;
-			memcpy(&p->term, m + 16, 8);
-			memcpy(&p->vote, m + 24, 8);
-		}
-	}
-	return 0;
-}
-
-/* Creates the two metadata files (empty) and makes their names durable. */
-static int create_meta(struct praft *p, char *err, size_t errlen)
-{
-	for (int i = 0; i < 2; i++) {
-		int fd = open(p->meta_path[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-
-		if (fd < 0 || fsync(fd)) {
-			snprintf(err, errlen, "%s: %s", p->meta_path[i], strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return RAFT_IOERR;
-		}
-		close(fd);
-	}
-	int d = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = d < 0 || fsync(d) ? errno : 0;
-
-	if (d >= 0)
-		close(d);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", p->dir, strerror(rc));
+	p->have_meta = false;
+	p->term = p->vote = 0;
+	p->meta_log_id = 0;
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", p->meta_path, strerror(errno));
 		return RAFT_IOERR;
 	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		snprintf(err, errlen, "%s: not a regular file: move it away (term and vote "
+			 "are kept there)", p->meta_path);
+		return RAFT_CORRUPT;
+	}
+	ssize_t r = pread(fd, m, sizeof(m), 0);
+
+	close(fd);
+	memcpy(&sum, m + 32, 8);
+	if (r != 40 || memcmp(m, "PMRFMET2", 8) || sum != XXH3_64bits(m, 32)) {
+		snprintf(err, errlen,
+			 "%s: damaged (%zd bytes, checksum or magic wrong): the node's term and "
+			 "vote are lost, and taking older ones could let it vote twice; remove "
+			 "DIR and add the node back to the cluster as a new one",
+			 p->meta_path, r);
+		return RAFT_CORRUPT;
+	}
+	memcpy(&p->term, m + 8, 8);
+	memcpy(&p->vote, m + 16, 8);
+	memcpy(&p->meta_log_id, m + 24, 8);
+	p->have_meta = true;
 	return 0;
 }
 
@@ -264,9 +280,7 @@ static int pr_set_term(struct raft_io *io, raft_term term)
 
 	if (p->failed)
 		return errorf(p, p->failed, "the log failed earlier: %s", pmwal_errmsg(p->w));
-	p->term = term;
-	p->vote = 0;
-	return write_meta(p);
+	return write_meta(p, term, 0);
 }
 
 static int pr_set_vote(struct raft_io *io, raft_id id)
@@ -275,8 +289,7 @@ static int pr_set_vote(struct raft_io *io, raft_id id)
 
 	if (p->failed)
 		return errorf(p, p->failed, "the log failed earlier: %s", pmwal_errmsg(p->w));
-	p->vote = id;
-	return write_meta(p);
+	return write_meta(p, p->term, id);
 }
 
 /* ---- appends --------------------------------------------------------------- */
@@ -476,14 +489,19 @@ static bool take(const uint8_t *img, size_t len, size_t *pos, void *out, size_t 
  * Returns 0 and *@out (NULL: there is none), or a raft error. */
 static int snap_load(struct praft *p, struct raft_snapshot **out)
 {
-	int fd = open(p->snap_path, O_RDONLY | O_CLOEXEC);
+	int fd = open(p->snap_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 
 	*out = NULL;
 	if (fd < 0)
 		return errno == ENOENT ? 0
 				       : errorf(p, RAFT_IOERR, "%s: %s", p->snap_path, strerror(errno));
-	if (fstat(fd, &st) || st.st_size < 8 + 24 + 4 + 8 + 16) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return errorf(p, RAFT_CORRUPT, "%s: not a regular file: move it away",
+			      p->snap_path);
+	}
+	if (st.st_size < 8 + 24 + 4 + 8 + 16) {
 		close(fd);
 		return errorf(p, RAFT_CORRUPT, "%s: too short to be a snapshot", p->snap_path);
 	}
@@ -765,11 +783,19 @@ static int pr_load(struct raft_io *io, raft_term *term, raft_id *vote,
 	*snapshot = NULL;
 	*entries = NULL;
 	*n_entries = 0;
-	if ((rv = read_meta(p)) != 0 || (rv = snap_load(p, snapshot)) != 0)
+	if ((rv = snap_load(p, snapshot)) != 0)
 		return rv;
 	p->first_index = 1;
 	p->n = 0;
 	pmwal_stat(p->w, &info);
+	/* Records are released only behind a durable snapshot. */
+	if (!*snapshot && info.head_lsn > 1) {
+		return errorf(p, RAFT_CORRUPT,
+			      "%s: records up to LSN %" PRIu64 " were released behind a snapshot, "
+			      "but there is no snapshot (%s): restore it from another node, or "
+			      "remove DIR and add the node back as a new one",
+			      p->target, info.head_lsn - 1, p->snap_path);
+	}
 	if (info.head_lsn < info.next_lsn) {
 		if ((rc = pmwal_iter_open(p->w, info.head_lsn, &it)) != 0) {
 			rv = log_error(p, rc, "load");
@@ -876,6 +902,19 @@ static int pr_load(struct raft_io *io, raft_term *term, raft_id *vote,
 			    p->target, (unsigned long long)p->first_index, p->snap_path);
 		goto fail;
 	}
+	/* raft makes a term durable before it appends or installs anything of
+	 * it: a term behind the log's is a meta file of another time. */
+	raft_term newest = l.n ? l.e[l.n - 1].term : 0;
+
+	if (s && s->term > newest)
+		newest = s->term;
+	if (p->term < newest) {
+		rv = errorf(p, RAFT_CORRUPT,
+			    "%s: term %llu, but the log or snapshot holds term %llu: it is not "
+			    "this log's metadata; the node's vote may be lost",
+			    p->meta_path, (unsigned long long)p->term, (unsigned long long)newest);
+		goto fail;
+	}
 	*term = p->term;
 	*vote = p->vote;
 	*start_index = p->first_index;
@@ -928,17 +967,17 @@ static int pr_bootstrap(struct raft_io *io, const struct raft_configuration *con
 	int rv;
 
 	pmwal_stat(p->w, &info);
-	if ((rv = read_meta(p)) != 0)
-		return rv;
-	if (p->term || info.next_lsn > 1 || !stat(p->snap_path, &st))
+	/* Term 1 and nothing else is a bootstrap a crash interrupted: the term
+	 * is written first, so the entry is never ahead of it. */
+	if (p->term > 1 || p->vote || info.next_lsn > 1 || !stat(p->snap_path, &st))
 		return errorf(p, RAFT_CANTBOOTSTRAP, "%s already holds raft state", p->target);
 	if ((rv = raft_configuration_encode(conf, &buf)) != 0)
 		return errorf(p, rv, "bootstrap: %s", raft_strerror(rv));
-	p->term = 1;
-	p->vote = 0;
-	rv = append_now(p, 1, 1, RAFT_CHANGE, &buf);
+	rv = write_meta(p, 1, 0);
+	if (!rv)
+		rv = append_now(p, 1, 1, RAFT_CHANGE, &buf);
 	raft_free(buf.base);
-	return rv ? rv : write_meta(p);
+	return rv;
 }
 
 static int pr_recover(struct raft_io *io, const struct raft_configuration *conf)
@@ -1004,26 +1043,83 @@ static int open_log(struct praft *p, char *err, size_t errlen)
 	struct stat st;
 	int rc;
 
+	bool past = p->have_meta || !stat(p->snap_path, &st);
+
 	if (p->create) {
-		if (!stat(p->snap_path, &st)) {
-			snprintf(err, errlen, "%s: a snapshot exists: not creating a new log under it",
-				 p->snap_path);
+		if (past) {
+			snprintf(err, errlen, "%s: the node has state (%s): not creating a new log "
+				 "under it", p->dir, p->have_meta ? "meta" : "snapshot");
 			return RAFT_INVALID;
 		}
 		po.flags = PMWAL_OPEN_CREATE;
 		po.capacity_bytes = p->capacity;
 	}
 	rc = pmwal_open(&po, &p->w);
-	if (rc == -ENOENT && !p->create && stat(p->snap_path, &st)) {
+	if (rc == -ENOENT && !p->create && past) {
+		snprintf(err, errlen,
+			 "%s: no such log, but %s holds this node's state (its log %016" PRIx64
+			 "): the log is gone or --target is wrong; restore it, or remove %s "
+			 "and add the node back as a new one",
+			 p->target, p->have_meta ? p->meta_path : p->snap_path, p->meta_log_id,
+			 p->dir);
+		return RAFT_CORRUPT;
+	}
+	/* DIR/log of a node with no state yet whose creation was cut short (a
+	 * kill before the superblock, a full disk): nothing was ever in it. */
+	if (rc == PMWAL_EFORMAT && p->own_log && !p->create && !past &&
+	    (strstr(perr, "no superblock") || strstr(perr, "too small"))) {
+		if (unlink(p->target) == 0)
+			rc = -ENOENT;
+	}
+	if (rc == -ENOENT && !p->create) {
 		po.flags = PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL;
 		po.capacity_bytes = p->capacity ? p->capacity : 256u << 20;
+		perr[0] = 0;
 		rc = pmwal_open(&po, &p->w);
+		if (rc && p->own_log)
+			unlink(p->target); /* a full disk: not left half made */
 	}
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", p->target, perr[0] ? perr : pmwal_strerror(rc));
 		return rc == -EBUSY ? RAFT_BUSY : RAFT_IOERR;
 	}
 	return 0;
+}
+
+/* Ties the directory to its log: DIR/meta names the log's id. A new node
+ * (no meta, an empty log, no snapshot) writes it now. */
+static int bind_log(struct praft *p, char *err, size_t errlen)
+{
+	struct pmwal_info info;
+	struct stat st;
+
+	pmwal_stat(p->w, &info);
+	if (p->have_meta && p->meta_log_id != info.log_id) {
+		snprintf(err, errlen,
+			 "%s is log %016" PRIx64 ", but %s belongs with log %016" PRIx64
+			 ": another node's or another cluster's log, or one created again; "
+			 "give this node its own log, or remove %s and add it back as a new one",
+			 p->target, info.log_id, p->meta_path, p->meta_log_id, p->dir);
+		return RAFT_CORRUPT;
+	}
+	if (p->have_meta)
+		return 0;
+	if (info.next_lsn > 1 || !stat(p->snap_path, &st)) {
+		snprintf(err, errlen,
+			 "%s is missing, but %s: the node's term and vote are lost, and "
+			 "starting without them could let it vote twice; restore it, or remove "
+			 "%s and add the node back as a new one",
+			 p->meta_path,
+			 info.next_lsn > 1 ? "the log holds records" : "a snapshot exists",
+			 p->dir);
+		return RAFT_CORRUPT;
+	}
+	p->meta_log_id = info.log_id;
+	int rv = write_meta(p, 0, 0);
+
+	if (rv)
+		snprintf(err, errlen, "%s", p->io.errmsg);
+	return rv;
 }
 
 int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
@@ -1047,11 +1143,12 @@ int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
 	snprintf(p->snap_path, sizeof(p->snap_path), "%s/snapshot", o->dir);
 	snprintf(p->snap_tmp, sizeof(p->snap_tmp), "%s/snapshot.tmp", o->dir);
 	snprintf(p->uv_dir, sizeof(p->uv_dir), "%s/uv", o->dir);
-	snprintf(p->meta_path[0], sizeof(p->meta_path[0]), "%s/meta1", o->dir);
-	snprintf(p->meta_path[1], sizeof(p->meta_path[1]), "%s/meta2", o->dir);
+	snprintf(p->meta_path, sizeof(p->meta_path), "%s/meta", o->dir);
+	snprintf(p->meta_tmp, sizeof(p->meta_tmp), "%s/meta.tmp", o->dir);
 	snprintf(p->target, sizeof(p->target), "%s", o->target ? o->target : "");
 	if (!o->target)
 		snprintf(p->target, sizeof(p->target), "%s/log", o->dir);
+	p->own_log = !o->target;
 	p->create = o->create;
 	p->capacity = o->capacity_bytes;
 	p->loop = loop;
@@ -1087,7 +1184,10 @@ int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
 		free(p);
 		return rv;
 	}
-	if ((rv = create_meta(p, err, errlen)) != 0 || (rv = open_log(p, err, errlen)) != 0) {
+	if ((rv = read_meta(p, err, errlen)) != 0 || (rv = open_log(p, err, errlen)) != 0 ||
+	    (rv = bind_log(p, err, errlen)) != 0) {
+		if (p->w)
+			pmwal_close(p->w);
 		raft_uv_close(&p->io);
 		close(p->lock_fd);
 		free(p);

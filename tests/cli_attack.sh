@@ -174,6 +174,10 @@ rm -f "$dir/killed"
 truncate -s 1M "$dir/zeros"
 check zero_superblock 2 "$pmwal" verify "$dir/zeros"
 expect zero_superblock_msg "zeros: not a pmwal log: no superblock .*interrupted .pmwal create"
+# Opened to write, the log's lock is the opener's own: it must not read as
+# another process creating it ("pid N holds it ... do not remove it").
+check zero_superblock_append 2 "$pmwal" append "$dir/zeros"
+expect zero_superblock_append_msg "no superblock .*interrupted .pmwal create"
 
 # ---- class 7: the CLI telling the truth ---------------------------------
 

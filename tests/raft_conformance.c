@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -33,6 +35,7 @@ struct node {
 	char dir[256];
 	char target[300];
 	int closed;
+	raft_term term; /* the last term set: raft sets a term before it appends in it */
 };
 
 static char base[256];
@@ -179,6 +182,11 @@ static int append(struct node *n, struct app *a, raft_index index, unsigned coun
 	struct raft_entry *e = calloc(count, sizeof(*e));
 	char (*data)[32] = calloc(count, 32);
 
+	if (term > n->term) {
+		cr_assert_eq(n->io->set_term(n->io, term), 0, "%s", n->io->errmsg);
+		n->term = term;
+	}
+
 	for (unsigned i = 0; i < count; i++) {
 		int len = snprintf(data[i], 32, "e%llu.%llu", index + i, term);
 
@@ -234,6 +242,7 @@ Test(raft, empty_then_bootstrap_then_term_and_vote_survive_reopen)
 	cr_assert_eq(n->io->bootstrap(n->io, &conf), RAFT_CANTBOOTSTRAP);
 	raft_configuration_close(&conf);
 	cr_assert_eq(n->io->set_term(n->io, 7), 0);
+	n->term = 7;
 	cr_assert_eq(n->io->set_vote(n->io, 2), 0);
 	node_reopen(n);
 	cr_assert_eq(load(n, &s), 0, "%s", n->io->errmsg);
@@ -357,6 +366,7 @@ Test(raft, snapshot_with_trailing_releases_the_log_behind_it_and_keeps_term_and_
 
 	cr_assert_eq(load(n, &s), 0);
 	cr_assert_eq(n->io->set_term(n->io, 5), 0);
+	n->term = 5;
 	cr_assert_eq(n->io->set_vote(n->io, 3), 0);
 	for (int round = 0; round < 40; round++) {
 		cr_assert_eq(append(n, &a, next, 50, 5), 0, "round %d: %s", round, n->io->errmsg);
@@ -511,6 +521,163 @@ Test(raft, a_second_node_on_a_directory_too_big_entries_and_bad_options_are_refu
 	free(n);
 }
 
+/* Opens @n's directory again and wants @rv with @what in the message (from
+ * init, or from load where init passed). */
+static void refused(struct node *n, const char *target, int rv, const char *what,
+		    const char *why)
+{
+	char err[512] = "";
+	struct state s;
+	int got = node_open(n, target, 0, 0, err);
+
+	if (!got) {
+		got = load(n, &s);
+		snprintf(err, sizeof(err), "%s", n->io->errmsg);
+		if (!got)
+			state_free(&s);
+		node_close(n);
+	}
+	cr_assert_eq(got, rv, "%s: %d (%s), want %d", why, got, err, rv);
+	cr_assert(strstr(err, what), "%s: '%s' does not say '%s'", why, err, what);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "cp -f '%s' '%s'", from, to);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* Term and vote are never taken back: damage, loss or a file of another
+ * time is refused, never read as an older term or no vote. */
+Test(raft, damaged_lost_or_foreign_metadata_logs_and_snapshots_are_refused)
+{
+	struct node *n = node_new("a", NULL, 4 << 20, 0);
+	struct node *b = node_new("b", NULL, 4 << 20, 0);
+	struct state s;
+	struct app a;
+	char meta[400], saved[400], path[400];
+
+	cr_assert_eq(load(n, &s), 0);
+	cr_assert_eq(append(n, &a, 1, 5, 3), 0);
+	wait_for(n, &a);
+	cr_assert_eq(n->io->set_vote(n->io, 2), 0);
+	cr_assert_eq(load(b, &s), 0);
+	node_close(b);
+	node_close(n);
+	snprintf(meta, sizeof(meta), "%s/meta", n->dir);
+	snprintf(saved, sizeof(saved), "%s/meta.saved", base);
+	copy_file(meta, saved);
+	for (int off = 0; off < 40; off++) { /* every byte */
+		FILE *f = fopen(meta, "r+");
+
+		fseek(f, off, SEEK_SET);
+		int c = fgetc(f);
+
+		fseek(f, off, SEEK_SET);
+		fputc(c ^ 0x01, f);
+		fclose(f);
+		refused(n, NULL, RAFT_CORRUPT, "damaged", "a flipped bit in meta");
+		copy_file(saved, meta);
+	}
+	cr_assert_eq(truncate(meta, 39), 0);
+	refused(n, NULL, RAFT_CORRUPT, "damaged", "meta cut short");
+	cr_assert_eq(truncate(meta, 0), 0);
+	refused(n, NULL, RAFT_CORRUPT, "damaged", "meta emptied");
+	unlink(meta);
+	refused(n, NULL, RAFT_CORRUPT, "is missing, but the log holds records", "meta removed");
+	cr_assert_eq(mkfifo(meta, 0644), 0);
+	refused(n, NULL, RAFT_CORRUPT, "not a regular file", "meta a FIFO");
+	unlink(meta);
+	/* Another node's meta (its own log's id, term 0) with this log. */
+	snprintf(path, sizeof(path), "%s/meta", b->dir);
+	copy_file(path, meta);
+	refused(n, NULL, RAFT_CORRUPT, "another node's", "b's meta in a's directory");
+	copy_file(saved, meta);
+	/* Another node's log under this directory. */
+	snprintf(path, sizeof(path), "%s/log", b->dir);
+	refused(n, path, RAFT_CORRUPT, "another node's", "b's log with a's meta");
+	/* The log gone: not created again under the node's state. */
+	snprintf(path, sizeof(path), "%s/log", n->dir);
+	snprintf(saved, sizeof(saved), "%s/log.saved", base);
+	cr_assert_eq(rename(path, saved), 0);
+	refused(n, NULL, RAFT_CORRUPT, "no such log", "a's log removed");
+	cr_assert(access(path, F_OK) != 0, "a new log was created in its place");
+	cr_assert_eq(rename(saved, path), 0);
+	/* Everything back: it loads as it was. */
+	char err[512] = "";
+
+	cr_assert_eq(node_open(n, NULL, 0, 0, err), 0, "%s", err);
+	cr_assert_eq(load(n, &s), 0, "%s", n->io->errmsg);
+	cr_assert_eq(s.term, 3);
+	cr_assert_eq(s.vote, 2);
+	cr_assert_eq(s.n, 5);
+	state_free(&s);
+	/* A snapshot installed (the log released whole), then lost. */
+	cr_assert_eq(snapshot_put(n, 50, 3, 0), 0, "%s", n->io->errmsg);
+	node_close(n);
+	snprintf(path, sizeof(path), "%s/snapshot", n->dir);
+	snprintf(saved, sizeof(saved), "%s/snapshot.saved", base);
+	cr_assert_eq(rename(path, saved), 0);
+	refused(n, NULL, RAFT_CORRUPT, "there is no snapshot", "the installed snapshot lost");
+	cr_assert_eq(mkfifo(path, 0644), 0);
+	refused(n, NULL, RAFT_CORRUPT, "not a regular file", "the snapshot a FIFO");
+	unlink(path);
+	cr_assert_eq(rename(saved, path), 0);
+	/* A failed meta write changes nothing and stops nothing. */
+	cr_assert_eq(node_open(n, NULL, 0, 0, err), 0, "%s", err);
+	cr_assert_eq(load(n, &s), 0, "%s", n->io->errmsg);
+	state_free(&s);
+	snprintf(path, sizeof(path), "%s/meta.tmp", n->dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	cr_assert_eq(n->io->set_term(n->io, 9), RAFT_IOERR);
+	cr_assert(strstr(n->io->errmsg, "unchanged"), "%s", n->io->errmsg);
+	cr_assert_eq(rmdir(path), 0);
+	cr_assert_eq(n->io->set_term(n->io, 9), 0, "%s", n->io->errmsg);
+	node_reopen(n);
+	cr_assert_eq(load(n, &s), 0, "%s", n->io->errmsg);
+	cr_assert_eq(s.term, 9);
+	cr_assert_eq(s.vote, 0);
+	cr_assert_eq(s.snap->index, 50);
+	state_free(&s);
+	node_close(n);
+	free(n);
+	free(b);
+}
+
+/* A node killed while it made DIR/log (or on a full disk) left a log with
+ * no superblock or none at all: made again only while the node has no state. */
+Test(raft, a_log_whose_creation_was_cut_short_is_made_again_only_for_a_new_node)
+{
+	struct node n = {0};
+	struct state s;
+	char path[400], meta[400], err[512] = "";
+
+	snprintf(n.dir, sizeof(n.dir), "%s/a", base);
+	mkdir(n.dir, 0755);
+	snprintf(path, sizeof(path), "%s/log", n.dir);
+	snprintf(meta, sizeof(meta), "%s/meta", n.dir);
+	for (int size = 0; size < 2; size++) { /* 0 bytes, then 1 MiB of zeros */
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		cr_assert_geq(fd, 0);
+		close(fd);
+		cr_assert_eq(truncate(path, size << 20), 0);
+		cr_assert_eq(node_open(&n, NULL, 0, 0, err), 0, "%d MiB: %s", size, err);
+		cr_assert_eq(load(&n, &s), 0, "%s", n.io->errmsg);
+		state_free(&s);
+		node_close(&n);
+		if (!size)
+			cr_assert_eq(unlink(meta) | unlink(path), 0);
+	}
+	/* The node has state now: a log cut short is not made again. */
+	cr_assert_eq(truncate(path, 0), 0);
+	cr_assert_eq(truncate(path, 1 << 20), 0);
+	cr_assert_neq(node_open(&n, NULL, 0, 0, err), 0, "a zeroed log under a meta opened");
+	cr_assert(strstr(err, "no superblock"), "%s", err);
+}
+
 /* ---- power loss at every event ------------------------------------------------- */
 
 struct model {
@@ -545,8 +712,11 @@ static void workload(struct node *n, struct model *m)
 		if (count > 7 - next % 7) /* a batch within one term */
 			count = (unsigned)(7 - next % 7);
 
-		if (t != m->term) {
-			if (n->io->set_term(n->io, t) || n->io->set_vote(n->io, t % 3))
+		if (t > m->term) { /* terms only grow, as in raft */
+			if (n->io->set_term(n->io, t))
+				return;
+			n->term = t;
+			if (n->io->set_vote(n->io, t % 3))
 				return;
 			m->term = t;
 			m->vote = t % 3;

@@ -645,10 +645,12 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 		rc = wal_read_sb(dev, &w->sb, err, sizeof(err));
 		long pid = 0;
 
-		/* No superblock yet while a writer holds the log: it is being
-		 * created now, not left behind by an interrupted create. */
+		/* No superblock yet while another writer holds the log: it is
+		 * being created now, not left behind by an interrupted create.
+		 * The holder found may be this open's own lock. */
 		if (rc == PMWAL_EFORMAT && strstr(err, "no superblock") &&
-		    pmwal_writer_pid(opt->target, &pid) == 0 && pid != 0)
+		    pmwal_writer_pid(opt->target, &pid) == 0 && pid != 0 &&
+		    pid != (long)getpid())
 			snprintf(err, sizeof(err),
 				 "%s: not a pmwal log yet: %s%ld holds it for writing with no "
 				 "superblock written, as while it creates it; open it once that "

@@ -75,24 +75,24 @@ add_binary "$ndctl" ndctl
 add_binary "$mkfs" mkfs.ext4
 [ -d "$moddir" ] ||
 	skip "no modules for kernel $kver at $moddir (set PMWAL_QEMU_MODULES to its lib/modules/VERSION)"
-for m in $want_modules; do
-	ko=$(find "$moddir" -name "$m.ko" -o -name "$m.ko.xz" 2>/dev/null | head -1)
-	if [ -z "$ko" ]; then
-		grep -q "/$m.ko$" "$moddir/modules.builtin" 2>/dev/null && continue # built in
-		skip "kernel $kver has no $m module under $moddir, nor built in (set PMWAL_QEMU_MODULES)"
-	fi
+add_module() { # add_module NAME: into the initramfs and its load order; 1 if absent
+	local ko
+	ko=$(find "$moddir" \( -name "$1.ko" -o -name "$1.ko.xz" -o -name "$1.ko.zst" \) 2>/dev/null | head -1)
+	[ -n "$ko" ] || return 1
 	case $ko in
-	*.xz) xz -dc "$ko" >"$root/modules/$m.ko" || skip "cannot decompress $ko (apt-get install xz-utils)" ;;
-	*) cp "$ko" "$root/modules/$m.ko" ;;
+	*.xz) xz -dc "$ko" >"$root/modules/$1.ko" || skip "cannot decompress $ko (apt-get install xz-utils)" ;;
+	*.zst) zstd -qdc "$ko" >"$root/modules/$1.ko" || skip "cannot decompress $ko (apt-get install zstd)" ;;
+	*) cp "$ko" "$root/modules/$1.ko" ;;
 	esac
-	echo "$m" >>"$root/modules.txt"
+	echo "$1" >>"$root/modules.txt"
+}
+for m in $want_modules; do
+	add_module "$m" && continue
+	grep -q "/$m.ko$" "$moddir/modules.builtin" 2>/dev/null && continue # built in
+	skip "kernel $kver has no $m module under $moddir, nor built in (set PMWAL_QEMU_MODULES)"
 done
-for m in $virtio_modules; do
-	ko=$(find "$moddir" -name "$m.ko" 2>/dev/null | head -1)
-	[ -n "$ko" ] || continue # built in, or missing: the guest says which
-	cp "$ko" "$root/modules/$m.ko"
-	echo "$m" >>"$root/modules.txt"
-done
+# built in, or missing: the guest says when there is no virtio-pmem
+for m in $virtio_modules; do add_module "$m" || true; done
 touch "$root/modules.txt"
 cp "$here/nvdimm_init.sh" "$root/init"
 chmod +x "$root/init"

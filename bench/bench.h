@@ -163,6 +163,9 @@ void progress_end(void);
 /* Work of known size (laying out a file): percent done instead of time. */
 void progress_fraction(uint64_t done, uint64_t total);
 extern uint64_t progress_suite_left_ns;
+/* Operations and bytes measured so far (series.c adds each closed interval;
+ * atomic): the progress line shows their rate. */
+extern uint64_t progress_ops, progress_bytes;
 extern char progress_job[96]; /* what runs now, shown after the phase */
 
 /* --- series.c ----------------------------------------------------------- */

@@ -97,6 +97,9 @@ static void close_interval(struct thread_stats *t)
 	if (series_grow(&t->series, t->cur + 1))
 		return;
 	struct series_point *p = &t->series.pt[t->cur];
+	/* The progress line's live rate: once per interval and thread. */
+	__atomic_fetch_add(&progress_ops, p->ops[0] + p->ops[1], __ATOMIC_RELAXED);
+	__atomic_fetch_add(&progress_bytes, p->bytes[0] + p->bytes[1], __ATOMIC_RELAXED);
 	for (int d = 0; d < DIR_COUNT; d++) {
 		if (!t->ival[d].count)
 			continue;

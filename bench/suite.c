@@ -16,6 +16,19 @@
 
 #include "pmwal.h"
 
+/* The suite's overall estimate, for the progress line's "suite ~Ns left":
+ * what is left of the estimate, at least the targets still to come. */
+static uint64_t suite_t0_ns, suite_total_ns, suite_later_ns;
+
+static void suite_eta(uint64_t job_ns)
+{
+	if (!suite_total_ns)
+		return;
+	uint64_t el = now_ns() - suite_t0_ns + job_ns;
+	uint64_t left = suite_total_ns > el ? suite_total_ns - el : 0;
+	progress_suite_left_ns = left > suite_later_ns ? left : suite_later_ns;
+}
+
 static void record_job(struct bench_ctx *c, json_t *job)
 {
 	if (!c->quiet)
@@ -113,6 +126,7 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	io_jobname(s, name, sizeof(name));
 	snprintf(progress_job, sizeof(progress_job), "%.60s @ %.32s", name,
 		 *label ? label : s->target);
+	suite_eta(s->ramp_ns + s->runtime_ns);
 	/* Files bench io creates, it marks itself (io.c). */
 	struct run_result *r = io_run_capped(s, notes);
 	if (!r || r->err == PMWAL_BENCH_EUSAGE) {
@@ -152,6 +166,7 @@ static json_t *log_job(struct bench_ctx *c, struct log_spec *s, const char *labe
 	log_jobname(s, name, sizeof(name));
 	snprintf(progress_job, sizeof(progress_job), "%.60s @ %.32s", name,
 		 *label ? label : s->target);
+	suite_eta(s->ramp_ns + s->runtime_ns);
 	/* Default targets and files a run created are ours: start each run from
 	 * a fresh log (a second run must not trip over the first one's log). */
 	target_remove_owned(s->target);
@@ -221,6 +236,9 @@ void run_primitives(struct bench_ctx *c, const char *target, const char *label)
 	/* A region has no room beside it: a missing fake PMR becomes ours. */
 	bool created = target_kind(target) == PMWAL_TARGET_FAKEPMR && target_claim(target);
 	bool all = c->mode && !strcmp(c->mode, "primitives");
+	snprintf(progress_job, sizeof(progress_job), "primitives @ %.32s",
+		 *label ? label : target);
+	suite_eta(0);
 	json_t *jobs = primitives_run(target, label, c->prim_ns, all, c->force, err,
 				      sizeof(err));
 	json_t *job;
@@ -249,6 +267,9 @@ json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
 {
 	char err[512] = "";
 
+	snprintf(progress_job, sizeof(progress_job), "recovery @ %.32s",
+		 *label ? label : target);
+	suite_eta(0);
 	target_remove_owned(target);
 	bool created = target_claim(target);
 	if (!created)
@@ -270,14 +291,18 @@ json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
 	record_job(c, job);
 	json_t *rec = json_object_get(json_object_get(job, "pmwal"), "recovery");
 	if (!c->quiet)
+	{
+		double raw = json_real_value(json_object_get(rec, "raw_read_bw_bytes"));
+		char rawtxt[48] = "not measured on this target";
+		if (raw > 0)
+			snprintf(rawtxt, sizeof(rawtxt), "%.0f MiB/s", raw / 1048576);
 		printf("%-9s %.3f s/GiB, %.0f MiB/s, verdict %s, %" JSON_INTEGER_FORMAT
-		       " records (raw read %.0f MiB/s)\n",
+		       " records (raw read %s)\n",
 		       "", json_real_value(json_object_get(rec, "s_per_gib")),
 		       json_real_value(json_object_get(rec, "bw_bytes")) / 1048576,
 		       json_string_value(json_object_get(rec, "verdict")),
-		       json_integer_value(json_object_get(rec, "records")),
-		       json_real_value(json_object_get(rec, "raw_read_bw_bytes")) /
-			   1048576);
+		       json_integer_value(json_object_get(rec, "records")), rawtxt);
+	}
 	target_remove_owned(target);
 	return job;
 }
@@ -525,10 +550,15 @@ static void suite_times(const struct bench_ctx *c, struct suite_time *t)
 /* The progress line's estimate of one target's phases: runtime + ramp. */
 static uint64_t suite_estimate_ns(const char *data, const struct suite_time *t)
 {
-	if (target_is_region(data))
-		return 9 * (t->io_ns + t->ramp_ns) / 2 + 2 * t->prim_ns;
-	return 11 * (t->io_ns + t->ramp_ns) + 12 * (t->sweep_ns + t->ramp_ns / 2) / 2 +
-	       4 * (t->sweep_ns + t->ramp_ns / 2) + 3 * t->prim_ns;
+	/* Layouts, recovery's fill and open: about 1.5 phases on a region
+	 * (measured: the fake PMR's), 3 on flash with the capped phases'
+	 * calibration runs. */
+	if (target_is_region(data)) /* 5 io, 2 log at half time; 4 primitives */
+		return 10 * (t->io_ns + t->ramp_ns) / 2 + 4 * t->prim_ns;
+	/* 7 io and 2 log phases, 12 QD sweep points, 4 log sweep points, 5
+	 * primitives */
+	return 12 * (t->io_ns + t->ramp_ns) + 12 * (t->sweep_ns / 2 + t->ramp_ns / 4) +
+	       4 * (t->sweep_ns + t->ramp_ns / 2) + 5 * t->prim_ns;
 }
 
 /* Which targets the suite runs on: flash, emulated pmem and the fake PMR
@@ -547,17 +577,20 @@ int run_suite(struct bench_ctx *c)
 			names[i] = c->pos[i];
 	}
 	uint64_t est[3] = {0};
+	suite_total_ns = 0;
 	for (int i = 0; i < n; i++) {
 		char l[48];
 		est[i] = suite_estimate_ns(target_resolve(names[i], 0, l, sizeof(l)), &t);
+		suite_total_ns += est[i];
 	}
+	suite_t0_ns = now_ns();
 	for (int i = 0; i < n && !bench_stop; i++) {
 		char label[48], wlabel[48];
 		const char *data = target_resolve(names[i], 0, label, sizeof(label));
 		const char *wal = target_resolve(names[i], 1, wlabel, sizeof(wlabel));
-		progress_suite_left_ns = 0;
+		suite_later_ns = 0;
 		for (int k = i + 1; k < n; k++)
-			progress_suite_left_ns += est[k];
+			suite_later_ns += est[k];
 		if (!c->size_set)
 			c->io.size_bytes = target_is_region(data) || c->quick
 					       ? UINT64_C(256) << 20
@@ -568,6 +601,6 @@ int run_suite(struct bench_ctx *c)
 			suite_flash(c, data, wal, label, &t);
 		target_remove_owned(data);
 	}
-	progress_suite_left_ns = 0;
+	progress_suite_left_ns = suite_total_ns = 0;
 	return 0;
 }

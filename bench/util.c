@@ -438,14 +438,22 @@ uint64_t limiter_take(struct limiter *l, uint64_t now, uint64_t bytes)
 }
 
 uint64_t progress_suite_left_ns;
+uint64_t progress_ops, progress_bytes;
 char progress_job[96];
 static char progress_phase[200];
 static uint64_t progress_total_ns;
 static bool progress_tty = false;
+/* The live rate: over the last second or more of updates. */
+static uint64_t rate_ops0, rate_bytes0, rate_ns0;
+static double rate_ops_s, rate_bytes_s;
 
 void progress_begin(const char *phase, uint64_t total_ns)
 {
 	progress_tty = isatty(STDERR_FILENO);
+	rate_ops0 = __atomic_load_n(&progress_ops, __ATOMIC_RELAXED);
+	rate_bytes0 = __atomic_load_n(&progress_bytes, __ATOMIC_RELAXED);
+	rate_ns0 = now_ns();
+	rate_ops_s = rate_bytes_s = 0;
 	snprintf(progress_phase, sizeof(progress_phase), "%s%s%s", phase,
 		 *progress_job ? ": " : "", progress_job);
 	progress_total_ns = total_ns;
@@ -458,8 +466,23 @@ void progress_update(uint64_t elapsed_ns)
 		return;
 	double left =
 	    progress_total_ns > elapsed_ns ? (progress_total_ns - elapsed_ns) / 1e9 : 0;
+	uint64_t now = now_ns();
+	if (now - rate_ns0 >= 1000000000ull) {
+		uint64_t ops = __atomic_load_n(&progress_ops, __ATOMIC_RELAXED),
+			 bytes = __atomic_load_n(&progress_bytes, __ATOMIC_RELAXED);
+		rate_ops_s = (double)(ops - rate_ops0) * 1e9 / (double)(now - rate_ns0);
+		rate_bytes_s = (double)(bytes - rate_bytes0) * 1e9 / (double)(now - rate_ns0);
+		rate_ops0 = ops;
+		rate_bytes0 = bytes;
+		rate_ns0 = now;
+	}
 	fprintf(stderr, "\r\033[K[%s] %.1fs elapsed, %.0fs left", progress_phase,
 		elapsed_ns / 1e9, left);
+	if (rate_ops_s > 0) {
+		char bw[16];
+		fmt_bytes(bw, sizeof(bw), rate_bytes_s);
+		fprintf(stderr, ", %.0f ops/s %s/s", rate_ops_s, bw);
+	}
 	if (progress_suite_left_ns)
 		fprintf(stderr, " (suite ~%.0fs left)",
 			left + progress_suite_left_ns / 1e9);

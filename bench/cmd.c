@@ -668,9 +668,9 @@ static int json_write_format(struct bench_ctx *c, const char *path)
 	int ret = 0;
 
 	if (!strcmp(path, "-")) {
-		fflush(stdout);
-		if (json_dumpf(out, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) ||
-		    fputc('\n', stdout) == EOF || fflush(stdout)) {
+		FILE *f = c->json_out ? c->json_out : stdout;
+		if (json_dumpf(out, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) ||
+		    fputc('\n', f) == EOF || fflush(f)) {
 			snprintf(c->err, sizeof(c->err), "cannot write the JSON to stdout: %s",
 				 strerror(errno));
 			ret = -1;
@@ -690,6 +690,16 @@ static int write_fio_outputs(struct bench_ctx *c)
 	    fio_logs_write(c->root, &c->logs, c->err, sizeof(c->err)))
 		return -1;
 	return 0;
+}
+
+static void restore_stdout(struct bench_ctx *c)
+{
+	if (!c->json_out)
+		return;
+	fflush(stdout);
+	dup2(fileno(c->json_out), STDOUT_FILENO);
+	fclose(c->json_out);
+	c->json_out = NULL;
 }
 
 /* A log file prefix whose directory cannot take files is bad input, said
@@ -724,9 +734,6 @@ static int settle_fio_options(struct bench_ctx *c, int (*run)(struct bench_ctx *
 
 	if (json && !c->json_path)
 		c->json_path = "-";
-	if (c->json_path && !strcmp(c->json_path, "-") &&
-	    !(c->output_formats & FIO_OUT_NORMAL))
-		c->quiet = true;
 	if (c->logs.avg_msec) {
 		uint64_t ns = c->logs.avg_msec * 1000000ull;
 		if (c->interval_set && c->io.interval_ns != ns) {
@@ -750,9 +757,26 @@ static int settle_fio_options(struct bench_ctx *c, int (*run)(struct bench_ctx *
 		return -1;
 	}
 	if (check_log_prefix(c, c->logs.bw_prefix, "write_bw_log") ||
-	    check_log_prefix(c, c->logs.iops_prefix, "write_iops_log"))
+	    check_log_prefix(c, c->logs.iops_prefix, "write_iops_log") ||
+	    (c->job_file && fio_job_file_load(c, c->job_file)))
 		return -1;
-	return c->job_file ? fio_job_file_load(c, c->job_file) : 0;
+	if (c->json_path && !strcmp(c->json_path, "-")) {
+		/* stdout holds the JSON and nothing else: whatever a mode
+		 * prints (the table with 'normal' too) goes to stderr until
+		 * restore_stdout(). */
+		int fd = dup(STDOUT_FILENO);
+		fflush(stdout);
+		if (fd < 0 || !(c->json_out = fdopen(fd, "w")) ||
+		    dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			snprintf(c->err, sizeof(c->err), "--json -: %s", strerror(errno));
+			if (fd >= 0 && !c->json_out)
+				close(fd);
+			restore_stdout(c);
+			return -1;
+		}
+		c->quiet |= !(c->output_formats & FIO_OUT_NORMAL);
+	}
+	return 0;
 }
 
 static int write_outputs(struct bench_ctx *c)
@@ -882,6 +906,7 @@ int cmd_bench(int argc, char **argv)
 		ctx_note_status(&c, -EIO);
 	}
 	remove_owned_targets(&c);
+	restore_stdout(&c);
 	json_decref(c.root);
 	json_decref(c.targets);
 	return c.status;

@@ -8,6 +8,8 @@
 #ifndef PMWAL_BENCH_CTX_H
 #define PMWAL_BENCH_CTX_H
 
+#include <stdio.h>
+
 #include "bench.h"
 #include "fio.h"
 
@@ -42,6 +44,7 @@ struct bench_ctx {
 	struct fio_logs logs;  /* --write_bw_log, --log_avg_msec (fio.h) */
 	const char *job_file;  /* bench io --job FILE.fio (fiojob.c) */
 	struct fio_file *jobs; /* its jobs, read before anything runs */
+	FILE *json_out;	       /* --json -: the real stdout, for the JSON alone */
 	json_t *root;
 	json_t *targets; /* targets used, for the environment record */
 	int status;	 /* worst exit status so far */

@@ -156,6 +156,13 @@ import json, sys
 json.load(open(sys.argv[1]))
 EOF
 [ -e ./- ] && fail "--json - wrote a file named '-'"
+expect 0 "normal,json" -- "$pmwal" bench io pm.dat --rw randread --size 16m --runtime 300ms \
+	--output-format normal,json
+py out.txt <<'EOF'
+import json, sys
+json.load(open(sys.argv[1]))   # the table went to stderr
+EOF
+has err.txt "phase" "randread"
 expect 2 "terse" -- "$pmwal" bench io pm.dat --output-format terse
 has err.txt "terse" "json+"
 expect 2 "bad format" -- "$pmwal" bench io pm.dat --output-format xml

@@ -512,3 +512,53 @@ Test(bench, a_fio_job_file_is_told_from_a_target, .init = make_tmpdir,
 	cr_assert(!fio_file_is_job_file(tmpdir), "a directory");
 	cr_assert(!fio_file_is_job_file("/dev/null"), "a device");
 }
+
+/* --json - sends whatever else a mode prints to stderr while it runs; the
+ * caller's stdout must be its own again afterwards, run or refused, and hold
+ * the JSON. */
+Test(bench, json_to_stdout_gives_stdout_back, .init = make_tmpdir, .fini = remove_tmpdir)
+{
+	char path[512], job[512], out[512];
+	struct stat mine, after;
+
+	snprintf(path, sizeof(path), "%s/io.dat", tmpdir);
+	snprintf(job, sizeof(job), "%s/bad.fio", tmpdir);
+	snprintf(out, sizeof(out), "%s/stdout", tmpdir);
+	FILE *f = fopen(job, "w");
+	cr_assert_not_null(f);
+	fputs("[j]\nverify=md5\n", f);
+	fclose(f);
+	fflush(stdout);
+	int saved = dup(STDOUT_FILENO),
+	    fd = open(out, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	cr_assert(saved >= 0 && fd >= 0);
+	cr_assert_eq(dup2(fd, STDOUT_FILENO), STDOUT_FILENO);
+	cr_assert_eq(fstat(fd, &mine), 0);
+	const char *const run[] = {"bench",    "io",	    "--rw",  "randread", "--size",
+				   "8m",       "--runtime", "100ms", "--json",	 "-",
+				   "--target", path,	    NULL};
+	const char *const bad[] = {"bench", "io", "--job", job, "--json", "-", NULL};
+	int st = bench_argv(run);
+	int st_bad = bench_argv(bad);
+	printf("after\n");
+	fflush(stdout);
+	cr_assert_eq(fstat(STDOUT_FILENO, &after), 0);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(fd);
+	cr_assert(st == 0 || st == 2, "status %d", st);
+	cr_assert_eq(st_bad, 2);
+	cr_assert(mine.st_dev == after.st_dev && mine.st_ino == after.st_ino,
+		  "stdout is not the caller's after --json -");
+	struct stat st_out;
+	cr_assert_eq(stat(out, &st_out), 0);
+	char *buf = calloc(1, (size_t)st_out.st_size + 1);
+	f = fopen(out, "r");
+	cr_assert(buf && f);
+	size_t n = fread(buf, 1, (size_t)st_out.st_size, f);
+	fclose(f);
+	buf[n] = 0;
+	cr_assert(st != 0 || strstr(buf, "\"fio version\""), "no JSON on stdout");
+	cr_assert(n >= 6 && !strcmp(buf + n - 6, "after\n"), "stdout lost after the run");
+	free(buf);
+}

@@ -175,8 +175,10 @@ static json_t *compare_row(size_t row, json_t **jobs, int n)
 			snprintf(v, sizeof(v), "%.3g", rate[t]);
 		else
 			svg_num(v, sizeof(v), rate[t]);
+		char rat[32];
+		svg_ratio(rat, sizeof(rat), rate[0] > 0 ? rate[t] / rate[0] : 0);
 		if (t)
-			printf(" %9s x%-9.3g", v, rate[0] > 0 ? rate[t] / rate[0] : 0);
+			printf(" %9s %-10s", v, rat);
 		else
 			printf(" %9s %-10s", v, row == CMP_ROW_REC ? "GiB/s" : "ops/s");
 	}
@@ -187,8 +189,10 @@ static json_t *compare_row(size_t row, json_t **jobs, int n)
 			snprintf(v, sizeof(v), "%.3gs", cost[t]);
 		else
 			fmt_ns(v, sizeof(v), cost[t]);
+		char rat[32];
+		svg_ratio(rat, sizeof(rat), cost[0] > 0 ? cost[t] / cost[0] : 0);
 		if (t)
-			printf(" %s (x%.3g)", v, cost[0] > 0 ? cost[t] / cost[0] : 0);
+			printf(" %s (%s)", v, rat);
 		else
 			printf(" %s", v);
 	}

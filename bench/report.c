@@ -793,8 +793,11 @@ static void compare_cell(FILE *f, double v, double ratio, bool first, bool ns)
 	else
 		svg_num(num, sizeof(num), v);
 	fprintf(f, "<td>%s", num);
-	if (!first)
-		fprintf(f, " <b>x%.3g</b>", ratio);
+	if (!first) {
+		char rat[32];
+		svg_ratio(rat, sizeof(rat), ratio);
+		fprintf(f, " <b>%s</b>", rat);
+	}
 	fputs("</td>", f);
 }
 

@@ -354,9 +354,17 @@ void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool x
 	fputs("</svg>\n", f);
 }
 
-/* "x0.0123", "x85.9", "x1234": a ratio in three digits. */
-static void fmt_ratio(char *buf, size_t len, double r)
+/* "x0.0123", "x85.9", "x1234", and below 1/100 "x1/30.7k" (not 3.26e-05):
+ * a ratio in three digits. */
+void svg_ratio(char *buf, size_t len, double r)
 {
+	char inv[24];
+
+	if (r > 0 && r < 0.01) {
+		svg_num(inv, sizeof(inv), 1 / r);
+		snprintf(buf, len, "x1/%s", inv);
+		return;
+	}
 	snprintf(buf, len, r >= 1000 ? "x%.0f" : "x%.3g", r);
 }
 
@@ -422,7 +430,7 @@ void svg_bars(FILE *f, const char *title, const char *const *cats, int ncat,
 				end = ax_pos(&ax, v, x0, x1);
 				svg_num(lab, sizeof(lab), v);
 				if (s && base > 0)
-					fmt_ratio(rat, sizeof(rat), v / base);
+					svg_ratio(rat, sizeof(rat), v / base);
 			}
 			fprintf(f,
 				"<rect x='%d' y='%d' width='%.1f' height='%d' "

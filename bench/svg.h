@@ -28,6 +28,8 @@ struct svg_ticks {
 
 void svg_esc(FILE *f, const char *s);
 void svg_num(char *buf, size_t len, double v);
+/* A ratio as "x0.0123", "x85.9", or below 1/100 "x1/30.7k". */
+void svg_ratio(char *buf, size_t len, double r);
 /* @mark_x: a dashed vertical marker (the cliff), NAN for none. */
 void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool xlog,
 	       bool ylog, const char *xl, const char *yl, double mark_x,

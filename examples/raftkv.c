@@ -199,6 +199,8 @@ static char peers[PEERS_MAX][64];
 static int npeers;
 static struct raft_io *io;
 
+static int nclients; /* connected now */
+
 struct client {
 	uv_tcp_t tcp;
 	char buf[1 << 16];
@@ -221,6 +223,7 @@ static void closed(uv_handle_t *h)
 {
 	struct client *c = (struct client *)h;
 
+	nclients--;
 	if (!c->pending)
 		free(c);
 }
@@ -239,30 +242,42 @@ static void written(uv_write_t *w, int status)
 	free(w);
 }
 
+/* A client that does not read its answers is closed once this much waits
+ * to be sent to it: answers never pile up without bound. */
+#define CLIENT_QUEUE_MAX (4u << 20)
+#define CLIENTS_MAX 512
+
 static void say(struct client *c, const char *fmt, ...)
 {
-	char text[1024];
 	va_list ap;
 
 	if (c->closing)
 		return;
+	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > CLIENT_QUEUE_MAX) {
+		close_client(c);
+		return;
+	}
 	va_start(ap, fmt);
-	int n = vsnprintf(text, sizeof(text), fmt, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
 
 	va_end(ap);
 	if (n < 0)
 		return;
-	if (n >= (int)sizeof(text))
-		n = sizeof(text) - 1, text[n - 1] = '\n';
-	struct wreq *r = malloc(sizeof(*r) + (size_t)n);
+	struct wreq *r = malloc(sizeof(*r) + (size_t)n + 1);
 
-	if (!r)
+	if (!r) {
+		close_client(c); /* an answer cannot be dropped silently */
 		return;
-	memcpy(r->text, text, (size_t)n);
+	}
+	va_start(ap, fmt);
+	vsnprintf(r->text, (size_t)n + 1, fmt, ap);
+	va_end(ap);
 	uv_buf_t b = uv_buf_init(r->text, (unsigned)n);
 
-	if (uv_write(&r->w, (uv_stream_t *)&c->tcp, &b, 1, written))
+	if (uv_write(&r->w, (uv_stream_t *)&c->tcp, &b, 1, written)) {
 		free(r);
+		close_client(c);
+	}
 }
 
 static void applied(struct raft_apply *req, int status, void *result)
@@ -271,8 +286,15 @@ static void applied(struct raft_apply *req, int status, void *result)
 	struct client *c = p->c;
 
 	(void)result;
+	/* A storage error carries the storage's own message (raft 0.15's
+	 * raft_strerror() has no words for RAFT_NOSPACE). */
+	bool storage = status == RAFT_NOSPACE || status == RAFT_IOERR ||
+		       status == RAFT_CORRUPT || status == RAFT_TOOBIG;
+
 	if (status)
-		say(c, "error %s\n", raft_strerror(status));
+		say(c, "error %s%s%s\n",
+		    status == RAFT_NOSPACE ? "the log is full" : raft_strerror(status),
+		    storage && io->errmsg[0] ? ": " : "", storage ? io->errmsg : "");
 	else
 		say(c, "ok %llu\n", (unsigned long long)req->index);
 	free(p);
@@ -336,7 +358,9 @@ static void command(struct client *c, char *line)
 		if (rv) {
 			raft_free(buf.base);
 			free(p);
-			say(c, "error %s\n", raft_strerror(rv));
+			say(c, "error %s%s%s\n",
+			    rv == RAFT_NOSPACE ? "the log is full" : raft_strerror(rv),
+			    raft_errmsg(&raft)[0] ? ": " : "", raft_errmsg(&raft));
 			return;
 		}
 		c->pending++;
@@ -410,8 +434,19 @@ static void on_connect(uv_stream_t *server, int status)
 	if (!c)
 		return;
 	uv_tcp_init(server->loop, &c->tcp);
-	if (uv_accept(server, (uv_stream_t *)&c->tcp) ||
-	    uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb))
+	nclients++;
+	if (uv_accept(server, (uv_stream_t *)&c->tcp)) {
+		close_client(c);
+		return;
+	}
+	/* Descriptors are shared with raft's connections and files: past the
+	 * cap a client is told so and closed, and the node keeps working. */
+	if (nclients > CLIENTS_MAX) {
+		say(c, "error too many clients (at most %d)\n", CLIENTS_MAX);
+		close_client(c);
+		return;
+	}
+	if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb))
 		close_client(c);
 }
 
@@ -423,6 +458,21 @@ static uv_tcp_t server;
 static struct raft_uv_transport transport;
 
 static bool uv_storage;
+static uv_timer_t watchdog;
+
+/* raft goes unavailable for good when its storage fails (a full log on a
+ * follower, an I/O error): the node says why and exits, so that whatever
+ * supervises it sees it and restarts it, instead of a process that is up
+ * and answers nothing. */
+static void watch(uv_timer_t *t)
+{
+	(void)t;
+	if (raft_state(&raft) != RAFT_UNAVAILABLE)
+		return;
+	fprintf(stderr, "raftkv: raft is unavailable: %s%s%s; exiting\n", raft_errmsg(&raft),
+		raft_errmsg(&raft)[0] && io->errmsg[0] ? "; storage: " : "", io->errmsg);
+	exit(1);
+}
 
 static void raft_closed(struct raft *r)
 {
@@ -437,6 +487,7 @@ static void raft_closed(struct raft *r)
 	uv_close((uv_handle_t *)&server, NULL);
 	uv_close((uv_handle_t *)&sigint, NULL);
 	uv_close((uv_handle_t *)&sigterm, NULL);
+	uv_close((uv_handle_t *)&watchdog, NULL);
 }
 
 static void on_signal(uv_signal_t *s, int sig)
@@ -444,6 +495,7 @@ static void on_signal(uv_signal_t *s, int sig)
 	(void)s, (void)sig;
 	uv_signal_stop(&sigint);
 	uv_signal_stop(&sigterm);
+	uv_timer_stop(&watchdog); /* a closing raft is unavailable too */
 	raft_close(&raft, raft_closed);
 }
 
@@ -479,7 +531,7 @@ int main(int argc, char **argv)
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--id"))
-			id = atoi(argv[i + 1]);
+			id = (int)count_arg(argv[i], argv[i + 1]);
 		else if (!strcmp(argv[i], "--peers"))
 			peer_arg = argv[i + 1];
 		else if (!strcmp(argv[i], "--dir"))
@@ -505,6 +557,12 @@ int main(int argc, char **argv)
 	for (char *s, *t = strtok_r(list, ",", &s); t && npeers < PEERS_MAX;
 	     t = strtok_r(NULL, ",", &s))
 		snprintf(peers[npeers++], sizeof(peers[0]), "%s", t);
+	for (int i = 0; i < npeers; i++)
+		for (int j = 0; j < i; j++)
+			if (!strcmp(peers[i], peers[j])) {
+				fprintf(stderr, "raftkv: --peers names %s twice\n", peers[i]);
+				return 2;
+			}
 	if (id > npeers) {
 		fprintf(stderr, "raftkv: --id %d but only %d peers\n", id, npeers);
 		return 2;
@@ -536,7 +594,8 @@ int main(int argc, char **argv)
 	if (!rv)
 		rv = raft_init(&raft, io, &fsm, (raft_id)id, peers[id - 1]);
 	if (rv) {
-		fprintf(stderr, "raftkv: raft_init: %s\n", raft_strerror(rv));
+		fprintf(stderr, "raftkv: raft_init: %s%s%s\n", raft_strerror(rv),
+			io && io->errmsg[0] ? ": " : "", io ? io->errmsg : "");
 		return 1;
 	}
 	struct raft_configuration conf;
@@ -567,6 +626,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "raftkv: clients on %s:%d: %s\n", host, port + 1000, uv_strerror(rv));
 		return 1;
 	}
+	uv_timer_init(&loop, &watchdog);
+	uv_timer_start(&watchdog, watch, 200, 200);
 	uv_signal_init(&loop, &sigint);
 	uv_signal_init(&loop, &sigterm);
 	uv_signal_start(&sigint, on_signal, SIGINT);

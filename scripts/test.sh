@@ -14,7 +14,13 @@ run() { # run BUILD_DIR CMAKE_ARGS... [-R CTEST_REGEX]
 	done
 	cmake -S . -B "$dir" -DPMWAL_WERROR=ON -DPMWAL_TESTS=ON "${args[@]}" >/dev/null
 	cmake --build "$dir" -j "$jobs" >/dev/null
-	(cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 1200 "${filter[@]}")
+	local rc=0
+	(cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 1200 "${filter[@]}") || rc=$?
+	# A test skipped says why (a SKIP: line in its output): the reason is
+	# part of the summary, not only a count.
+	awk '/^[0-9]+\/[0-9]+ Testing: /{t=$3} /^SKIP: /{print "skipped " t ": " substr($0, 7)}' \
+		"$dir/Testing/Temporary/LastTest.log" 2>/dev/null | sort -u
+	return $rc
 }
 status=0
 echo "== release build (-Werror)"

@@ -212,16 +212,22 @@ json_t *fio_job_options(json_t *opts)
 			json_integer_value(json_object_get(opts, "threads")));
 	} else if (json_object_get(opts, "primitive")) {
 		/* One synchronous write and its durability primitive at a time. */
+		json_t *wb = json_object_get(opts, "write_bytes");
 		set_str(o, "rw", "write");
-		set_str(o, "bs", "4k");
+		if (json_integer_value(wb))
+			set_size(o, "bs", wb);
+		else
+			set_str(o, "bs", "4k");
 		set_str(o, "iodepth", "1");
+		set_str(o, "numjobs", "1");
 	} else if (json_object_get(opts, "fill_bytes")) {
-		/* Recovery: one pass reading the log back. */
+		/* Recovery: one I/O, the open that reads the whole log back. */
+		json_t *fill = json_object_get(opts, "fill_bytes");
 		set_str(o, "rw", "read");
-		set_str(o, "bs", "4k");
+		set_size(o, "bs", fill);
 		set_str(o, "iodepth", "1");
-		if (json_integer_value(json_object_get(opts, "fill_bytes")))
-			set_size(o, "size", json_object_get(opts, "fill_bytes"));
+		set_str(o, "numjobs", "1");
+		set_size(o, "size", fill);
 	}
 	return o;
 }

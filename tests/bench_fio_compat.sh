@@ -57,9 +57,13 @@ expect 0 "bench io json+" -- "$pmwal" bench io pm.dat --rw randrw --bs 4k --iode
 	--write_bw_log pm --write_iops_log pm --log_avg_msec 100
 expect 0 "bench log" -- "$pmwal" bench log wal.dat --runtime 300ms --no-primitives \
 	--quiet --output-format json+ --json log.json
+expect 0 "bench primitives" -- "$pmwal" bench primitives prim.dat --prim-time 100ms --quiet \
+	--output-format json+ --json prim.json
+expect 0 "bench recovery" -- "$pmwal" bench recovery rec.wal --size 8m --quiet \
+	--output-format json+ --json rec.json
 
 step "every key fio writes, with fio's type"
-py fio.json pm.json log.json <<'EOF'
+py fio.json pm.json log.json prim.json rec.json <<'EOF'
 import json, sys
 def shape(o, p, out):
     if isinstance(o, dict):
@@ -97,7 +101,7 @@ sys.exit(1 if bad else 0)
 EOF
 
 step "clat_ns.bins: fio's bin values, counts summing to N"
-py pm.json fio.json <<'EOF'
+py pm.json log.json prim.json rec.json fio.json <<'EOF'
 import json, sys
 def idx_to_val(i):  # fio stat.c plat_idx_to_val, BITS 6, VAL 64
     if i < 128: return i
@@ -203,7 +207,7 @@ mkdir plots && cp pm_bw.1.log plots/ && (cd plots && fio2gnuplot -p 'pm_bw*.log'
 ls plots/*.png >/dev/null 2>&1 || { fail "fio2gnuplot made no plot"; tail -5 gnuplot.txt; }
 
 step "a fio-plot style parser: every key it reads, in every job"
-py pm.json log.json <<'EOF'
+py pm.json log.json prim.json rec.json <<'EOF'
 import json, sys
 bad = 0
 for f in sys.argv[1:]:
@@ -229,7 +233,7 @@ sys.exit(1 if bad else 0)
 EOF
 
 step "the pmwal block against its JSON Schema (schema_version)"
-py "$schema" pm.json log.json <<'EOF'
+py "$schema" pm.json log.json prim.json rec.json <<'EOF'
 import json, sys, jsonschema
 s = json.load(open(sys.argv[1]))
 jsonschema.Draft202012Validator.check_schema(s)

@@ -93,7 +93,7 @@ static json_t *best_durable_4k(struct bench_ctx *c, size_t from)
 		const char *name = json_string_value(json_object_get(j, "jobname"));
 		if (strcmp(json_string_value(json_object_get(pmw(j), "phase")) ?: "",
 			   "primitive") ||
-		    !name || strncmp(name, "4K ", 3) || strstr(name, "no sync") ||
+		    !name || strncmp(name, "4K ", 3) || strstr(name, ", no ") ||
 		    json_object_get(pmw(j), "error"))
 			continue;
 		if (!best || job_ops(j) > job_ops(best))

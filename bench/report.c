@@ -680,7 +680,7 @@ static const char *side_category(json_t *job, const char *phase)
 	const char *name = js(job, "jobname");
 
 	if (!strcmp(phase, "primitive") && !strncmp(name, "4K ", 3) &&
-	    !strstr(name, "no sync") && !strstr(name, "x ") && !strstr(name, "two"))
+	    !strstr(name, ", no ") && !strstr(name, "x ") && !strstr(name, "two"))
 		return "durable 4K write (the fastest primitive of each target)";
 	if (!strcmp(phase, "recovery"))
 		return "recovery: open and validate the log";

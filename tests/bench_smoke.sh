@@ -134,7 +134,11 @@ step "bench compare: flash, PMR and pmem with ratios to flash; two targets"
 expect 0 "compare" -- "$pmwal" bench compare --runtime 200ms --prim-time 50ms --size 32m --json cmp.json
 has cmp.json '"compare"' '"ops_ratio"' '"rate_ratio"' '"targets"' "durable 4K write" \
 	"randrw50 bs=4k qd=32" '"s/GiB"' '"pmr"'
-has out.txt "C=pmem" "recovery (GiB/s; s/GiB)" "x"
+has out.txt "C=pmem" "recovery (GiB/s; s/GiB)"
+# The durable row takes a durable write: never the no-sync or no-barrier baseline.
+if grep -A40 '"workload": "durable 4K write' cmp.json | grep -q 'no barrier\|no sync'; then
+	fail "compare's durable 4K write row took a baseline that makes nothing durable"
+fi
 expect 2 "compare four" -- "$pmwal" bench compare flash pmem pmr flash
 has out.txt "two or three targets"
 

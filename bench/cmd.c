@@ -170,7 +170,7 @@ static void usage(FILE *f)
 	    "         record=512..64k | threads=1..32   (a..b doubles)\n"
 	    "output:  --json FILE (fio-shaped), --csv DIR, -o DIR (json+csv+html),\n"
 	    "         --runtime/--ramp/--interval 100ms, --quick, --force, --quiet\n"
-	    "fio:     --output-format normal|json|json+ (json to stdout, or to --json\n"
+	    "fio:     --output-format normal|json|json+|terse (json to stdout, or --json\n"
 	    "         FILE; --json - is stdout), --write_bw_log P, --write_iops_log P\n"
 	    "         (P_bw.N.log), --log_avg_msec MS, bench io --job FILE.fio\n");
 }
@@ -686,6 +686,15 @@ static int write_fio_outputs(struct bench_ctx *c)
 {
 	if (c->json_path && json_write_format(c, c->json_path))
 		return -1;
+	if (c->output_formats & FIO_OUT_TERSE) {
+		FILE *f = c->json_out ? c->json_out : stdout;
+		fio_terse_write(c->root, f);
+		if (fflush(f)) {
+			snprintf(c->err, sizeof(c->err), "cannot write to stdout: %s",
+				 strerror(errno));
+			return -1;
+		}
+	}
 	if ((c->logs.bw_prefix || c->logs.iops_prefix) &&
 	    fio_logs_write(c->root, &c->logs, c->err, sizeof(c->err)))
 		return -1;
@@ -731,9 +740,16 @@ static int check_log_prefix(struct bench_ctx *c, const char *prefix, const char 
 static int settle_fio_options(struct bench_ctx *c, int (*run)(struct bench_ctx *))
 {
 	bool json = c->output_formats & (FIO_OUT_JSON | FIO_OUT_JSON_PLUS);
+	bool terse = c->output_formats & FIO_OUT_TERSE;
 
 	if (json && !c->json_path)
 		c->json_path = "-";
+	if (terse && c->json_path && !strcmp(c->json_path, "-")) {
+		snprintf(c->err, sizeof(c->err),
+			 "--output-format terse and JSON would share stdout; give the "
+			 "JSON a file (--json FILE)");
+		return -1;
+	}
 	if (c->logs.avg_msec) {
 		uint64_t ns = c->logs.avg_msec * 1000000ull;
 		if (c->interval_set && c->io.interval_ns != ns) {
@@ -760,10 +776,10 @@ static int settle_fio_options(struct bench_ctx *c, int (*run)(struct bench_ctx *
 	    check_log_prefix(c, c->logs.iops_prefix, "write_iops_log") ||
 	    (c->job_file && fio_job_file_load(c, c->job_file)))
 		return -1;
-	if (c->json_path && !strcmp(c->json_path, "-")) {
-		/* stdout holds the JSON and nothing else: whatever a mode
-		 * prints (the table with 'normal' too) goes to stderr until
-		 * restore_stdout(). */
+	if (terse || (c->json_path && !strcmp(c->json_path, "-"))) {
+		/* stdout holds the JSON (or the terse lines) and nothing
+		 * else: whatever a mode prints (the table with 'normal'
+		 * too) goes to stderr until restore_stdout(). */
 		int fd = dup(STDOUT_FILENO);
 		fflush(stdout);
 		if (fd < 0 || !(c->json_out = fdopen(fd, "w")) ||

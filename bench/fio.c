@@ -247,21 +247,18 @@ int fio_output_parse(const char *s, unsigned *formats, char *err, size_t errlen)
 			*formats |= FIO_OUT_JSON;
 		else if (!strcmp(tok, "json+"))
 			*formats |= FIO_OUT_JSON_PLUS;
-		else if (!strcmp(tok, "terse")) {
+		else if (!strcmp(tok, "terse"))
+			*formats |= FIO_OUT_TERSE;
+		else {
 			snprintf(err, errlen,
-				 "'terse' is not supported (fio's terse v3 has 130 "
-				 "positional fields pmwal does not fill); use json or "
-				 "json+");
-			return -1;
-		} else {
-			snprintf(err, errlen,
-				 "'%s' is not an output format (normal, json, json+)",
+				 "'%s' is not an output format (normal, json, json+, "
+				 "terse)",
 				 tok);
 			return -1;
 		}
 	}
 	if (!*formats) {
-		snprintf(err, errlen, "empty (normal, json, json+)");
+		snprintf(err, errlen, "empty (normal, json, json+, terse)");
 		return -1;
 	}
 	return 0;
@@ -439,4 +436,86 @@ bool fio_file_is_job_file(const char *path)
 	}
 	fclose(f);
 	return job;
+}
+
+static double jnum(json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+/* One direction of terse v3 (stat.c show_ddir_status_terse): latencies in
+ * usec, 20 percentile fields (the unused ones "0%=0"). */
+static void terse_dir(FILE *f, json_t *d)
+{
+	static const char *const lats[] = {"slat_ns", "clat_ns", "lat_ns"};
+	json_t *pct = json_object_get(json_object_get(d, "clat_ns"), "percentile"), *v;
+	const char *k;
+	int n = 0;
+
+	fprintf(f, ";%.0f;%.0f;%.0f;%.0f", jnum(d, "io_kbytes"), jnum(d, "bw"),
+		jnum(d, "iops"), jnum(d, "runtime"));
+	for (int i = 0; i < 3; i++) {
+		json_t *l = json_object_get(d, lats[i]);
+		fprintf(f, ";%" PRIu64 ";%" PRIu64 ";%f;%f",
+			(uint64_t)jnum(l, "min") / 1000, (uint64_t)jnum(l, "max") / 1000,
+			jnum(l, "mean") / 1000.0, jnum(l, "stddev") / 1000.0);
+		if (i != 1)
+			continue;
+		if (pct) {
+			json_object_foreach(pct, k, v)
+			{
+				if (n++ < 20)
+					fprintf(f, ";%s%%=%" PRIu64, k,
+						(uint64_t)json_integer_value(v) / 1000);
+			}
+		} else {
+			/* fio writes its list with zeros for an idle direction. */
+			static const char *const list[] = {
+			    "1.000000",	 "5.000000",  "10.000000", "20.000000",
+			    "30.000000", "40.000000", "50.000000", "60.000000",
+			    "70.000000", "80.000000", "90.000000", "95.000000",
+			    "99.000000", "99.500000", "99.900000", "99.950000",
+			    "99.990000"};
+			for (; n < 17; n++)
+				fprintf(f, ";%s%%=0", list[n]);
+		}
+		for (; n < 20; n++)
+			fprintf(f, ";0%%=0");
+	}
+	fprintf(f, ";%.0f;%.0f;%f%%;%f;%f", jnum(d, "bw_min"), jnum(d, "bw_max"),
+		jnum(d, "bw_agg"), jnum(d, "bw_mean"), jnum(d, "bw_dev"));
+}
+
+static void terse_buckets(FILE *f, json_t *o, const char *const *keys, int n,
+			  const char *fmt)
+{
+	for (int i = 0; i < n; i++)
+		fprintf(f, fmt, jnum(o, keys[i]));
+}
+
+void fio_terse_write(json_t *root, FILE *f)
+{
+	static const char *const depth[] = {"1", "2", "4", "8", "16", "32", ">=64"};
+	static const char *const lat[] = {"2",	 "4",	"10",  "20",   "50",   "100",
+					  "250", "500", "750", "1000", "2000", ">=2000"};
+	json_t *job;
+	size_t i;
+
+	json_array_foreach(json_object_get(root, "jobs"), i, job)
+	{
+		const char *name = json_string_value(json_object_get(job, "jobname"));
+		fprintf(f, "3;%s;%s;%.0f;%.0f",
+			json_string_value(json_object_get(root, "fio version")),
+			name ? name : "", jnum(job, "groupid"), jnum(job, "error"));
+		terse_dir(f, json_object_get(job, "read"));
+		terse_dir(f, json_object_get(job, "write"));
+		fprintf(f, ";%f%%;%f%%;%.0f;%.0f;%.0f", jnum(job, "usr_cpu"),
+			jnum(job, "sys_cpu"), jnum(job, "ctx"), jnum(job, "majf"),
+			jnum(job, "minf"));
+		terse_buckets(f, json_object_get(job, "iodepth_level"), depth, 7,
+			      ";%.1f%%");
+		terse_buckets(f, json_object_get(job, "latency_us"), lat, 10, ";%.2f%%");
+		terse_buckets(f, json_object_get(job, "latency_ms"), lat, 12, ";%.2f%%");
+		fputc('\n', f);
+	}
 }

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "hist.h"
@@ -55,6 +56,9 @@ enum fio_output_format {
 };
 /* "normal", "json", "json+", "terse" or a comma list; -1 with @err. */
 int fio_output_parse(const char *s, unsigned *formats, char *err, size_t errlen);
+/* fio's terse v3 line per job, from the JSON (stat.c show_thread_status_terse):
+ * 121 fields; pmwal has no disk utilisation to append. */
+void fio_terse_write(json_t *root, FILE *f);
 /* @root without the bins (plain json): a new reference. */
 json_t *fio_root_without_bins(json_t *root);
 

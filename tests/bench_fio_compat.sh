@@ -167,10 +167,35 @@ import json, sys
 json.load(open(sys.argv[1]))   # the table went to stderr
 EOF
 has err.txt "phase" "randread"
-expect 2 "terse" -- "$pmwal" bench io pm.dat --output-format terse
-has err.txt "terse" "json+"
+step "--output-format terse: fio's terse v3, field for field"
+fio --name=ref --filename="$work/fio.dat" --size=16m --rw=randwrite --bs=4k \
+	--runtime=300ms --time_based --output-format=terse >fio.terse 2>/dev/null ||
+	fail "fio --output-format=terse ran"
+expect 0 "terse" -- "$pmwal" bench io pm.dat --rw randwrite --size 16m --runtime 300ms \
+	--output-format terse
+py fio.terse out.txt <<'EOF'
+import re, sys
+def kind(v):
+    for name, rx in (('int', r'-?\d+'), ('float', r'-?\d+\.\d{6}'), ('pct6', r'\d+\.\d{6}%'),
+                     ('pct1', r'\d+\.\d%'), ('pct2', r'\d+\.\d\d%'),
+                     ('percentile', r'(\d+\.\d{6}|0)%=\d+')):
+        if re.fullmatch(rx, v):
+            return name
+    return 'text'
+fio = open(sys.argv[1]).read().split('\n')[0].split(';')
+lines = open(sys.argv[2]).read().splitlines()
+assert len(lines) == 1, f'{len(lines)} lines on stdout'
+pm = lines[0].split(';')
+# fio appends 9 fields per disk (disk_util); pmwal has none
+assert len(pm) == 121 and len(fio) >= 121, (len(pm), len(fio))
+bad = [(i + 1, a, b) for i, (a, b) in enumerate(zip(fio, pm)) if kind(a) != kind(b)]
+assert not bad, bad[:5]
+assert pm[0] == '3' and int(pm[47]) > 0, pm[:50]   # write IOPS
+EOF
+expect 2 "terse and JSON on stdout" -- "$pmwal" bench io pm.dat --output-format terse,json
+has err.txt "--json FILE"
 expect 2 "bad format" -- "$pmwal" bench io pm.dat --output-format xml
-has err.txt "xml" "normal, json, json+"
+has err.txt "xml" "normal, json, json+, terse"
 expect 2 "lat log" -- "$pmwal" bench io pm.dat --write_lat_log x
 has err.txt "write_lat_log" "p99"
 expect 2 "log_avg_msec 0" -- "$pmwal" bench io pm.dat --log_avg_msec 0

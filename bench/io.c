@@ -621,8 +621,17 @@ static int open_region_target(struct io_shared *sh, struct run_result *r, char *
 	uint64_t old_bytes =
 	    pmem_file && stat(target_file(s->target), &st) == 0 ? (uint64_t)st.st_size : 0;
 
-	if (old_bytes && rw_has_dir(s->rw, DIR_WRITE) &&
-	    target_check_writable(s->target, s->force, err, errlen))
+	bool writes = rw_has_dir(s->rw, DIR_WRITE);
+
+	if (old_bytes && writes && target_check_writable(s->target, s->force, err, errlen))
+		return -1;
+	/* A pmem file is a file too: one this run creates is its scratch
+	 * (a default one a killed run left, too), any other is the user's. */
+	if (pmem_file && (old_bytes || s->size_bytes))
+		(void)target_claim(s->target);
+	if (pmem_file && old_bytes && writes &&
+	    check_not_users_file(s->target, target_file(s->target), &st, s->force, err,
+				 errlen))
 		return -1;
 	if (pmr_open(&p, &sh->region, err, errlen))
 		return -1;

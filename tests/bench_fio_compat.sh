@@ -23,7 +23,8 @@ python3 -c 'import jsonschema' 2>/dev/null ||
 	{ echo "SKIP: python3-jsonschema not installed (scripts/deps.sh test)"; exit 77; }
 # A disk filesystem: O_DIRECT is refused on tmpfs.
 work=$(mktemp -d /var/tmp/pmwal-fio-compat.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+shm=/dev/shm/pmwal-fio-compat.$$
+trap 'rm -rf "$work"; rm -f "$shm".*' EXIT
 cd "$work" || exit 1
 fails=0
 
@@ -373,6 +374,16 @@ expect 0 "a user's file, read" -- "$pmwal" bench io user.dat --rw randread --siz
 	--runtime 200ms --quiet
 expect 0 "a user's file with --force" -- "$pmwal" bench io user.dat --rw randwrite --size 1m \
 	--runtime 200ms --quiet --force
+# a pmem: target is a file too
+for i in 1 2; do
+	expect 0 "run $i on a pmem file" -- "$pmwal" bench io "pmem:$shm.scratch" --rw write \
+		--size 8m --runtime 200ms --quiet
+done
+head -c 1048576 /dev/urandom >"$shm.user"
+sum=$(md5sum <"$shm.user")
+expect 2 "a user's pmem file" -- "$pmwal" bench io "pmem:$shm.user" --rw write --runtime 200ms
+has err.txt "did not create"
+[ "$(md5sum <"$shm.user")" = "$sum" ] || fail "$shm.user was written"
 
 if [ "$fails" -ne 0 ]; then
 	echo "bench_fio_compat: $fails failure(s)"

@@ -782,12 +782,15 @@ static void side_section(FILE *f, struct jobs *J)
 }
 
 /* One value of a compare row with its ratio to A. */
-static void compare_cell(FILE *f, double v, double ratio, bool first, bool ns)
+static void compare_cell(FILE *f, double v, double ratio, bool first, bool ns,
+			 bool secs)
 {
 	char num[32];
 
 	if (ns)
 		fmt_ns(num, sizeof(num), v);
+	else if (secs)
+		snprintf(num, sizeof(num), "%.3gs", v);
 	else if (v < 10)
 		snprintf(num, sizeof(num), "%.3g", v);
 	else
@@ -835,8 +838,10 @@ static void compare_section(FILE *f, json_t **roots, int n)
 			bool rec = !strcmp(js(row, "rate_unit"), "GiB/s");
 			fputs("<tr><td>", f);
 			svg_esc(f, js(row, "workload"));
-			fprintf(f, " (%s)</td>", *js(row, "rate_unit") ? js(row, "rate_unit")
-								       : "ops/s");
+			if (!strchr(js(row, "workload"), '('))
+				fprintf(f, " (%s)", *js(row, "rate_unit") ? js(row, "rate_unit")
+									  : "ops/s");
+			fputs("</td>", f);
 			for (size_t t = 0; t < nt; t++) {
 				json_t *v = json_array_get(vals, t);
 				double rate = v ? json_real_value(json_object_get(v, "rate"))
@@ -845,7 +850,7 @@ static void compare_section(FILE *f, json_t **roots, int n)
 				double ratio =
 				    v ? json_real_value(json_object_get(v, "rate_ratio"))
 				      : json_real_value(json_object_get(row, "ops_ratio"));
-				compare_cell(f, rate, ratio, t == 0, false);
+				compare_cell(f, rate, ratio, t == 0, false, false);
 			}
 			for (size_t t = 0; t < nt; t++) {
 				json_t *v = json_array_get(vals, t);
@@ -855,7 +860,7 @@ static void compare_section(FILE *f, json_t **roots, int n)
 				double ratio =
 				    v ? json_real_value(json_object_get(v, "cost_ratio"))
 				      : json_real_value(json_object_get(row, "p99_ratio"));
-				compare_cell(f, cost, ratio, t == 0, !rec);
+				compare_cell(f, cost, ratio, t == 0, !rec, rec);
 			}
 			fputs("</tr>\n", f);
 		}

@@ -623,13 +623,10 @@ static void snap_put_work(uv_work_t *work)
 		rc = -errno;
 	if (!rc && rename(p->snap_tmp, p->snap_path))
 		rc = -errno;
-	if (!rc) {
-		int d = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		rc = d < 0 || fsync(d) ? -errno : 0;
-		if (d >= 0)
-			close(d);
-	}
+	if (rc) /* a full disk: the half-written copy does not stay to fill it */
+		unlink(p->snap_tmp);
+	else
+		rc = sync_dir(p->dir);
 	sp->err = rc;
 }
 

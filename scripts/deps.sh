@@ -10,7 +10,7 @@ build=(gcc make cmake pkg-config liburing-dev libxxhash-dev libpmem2-dev libjans
 peers=(fio libpmemlog-dev librocksdb-dev g++)
 case "${1:-build}" in
 build) want=("${build[@]}") ;;
-test) want=("${build[@]}" "${peers[@]}" libcriterion-dev clang chromium qemu-system-x86 busybox-static cpio ndctl man-db groff-base libraft-dev libuv1-dev gnuplot-nox python3-jsonschema) ;;
+test) want=("${build[@]}" "${peers[@]}" libcriterion-dev clang chromium qemu-system-x86 busybox-static cpio ndctl man-db groff-base libraft-dev libuv1-dev gnuplot-nox python3-jsonschema python3-six) ;;
 bench) want=("${build[@]}" "${peers[@]}") ;;
 *) echo "usage: deps.sh build|test|bench" >&2; exit 2 ;;
 esac

@@ -19,8 +19,9 @@ schema=$src/bench/schema/pmwal-bench.schema.json
 for tool in fio fio_jsonplus_clat2csv fio2gnuplot gnuplot python3; do
 	command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/deps.sh test)"; exit 77; }
 done
-python3 -c 'import jsonschema' 2>/dev/null ||
-	{ echo "SKIP: python3-jsonschema not installed (scripts/deps.sh test)"; exit 77; }
+# jsonschema for the schema check, six for fio_jsonplus_clat2csv itself
+python3 -c 'import jsonschema, six' 2>/dev/null ||
+	{ echo "SKIP: python3-jsonschema or python3-six not installed (scripts/deps.sh test)"; exit 77; }
 # A disk filesystem: O_DIRECT is refused on tmpfs.
 work=$(mktemp -d /var/tmp/pmwal-fio-compat.XXXXXX)
 shm=/dev/shm/pmwal-fio-compat.$$

@@ -722,10 +722,12 @@ static int check_log_prefix(struct bench_ctx *c, const char *prefix, const char 
 		return 0;
 	snprintf(dir, sizeof(dir), "%s", prefix);
 	char *slash = strrchr(dir, '/');
-	if (slash)
-		slash == dir ? (void)(dir[1] = 0) : (void)(*slash = 0);
-	else
+	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = 0; /* "/p": the root */
+	else
+		*slash = 0;
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK)) {
 		snprintf(c->err, sizeof(c->err),
 			 "--%s %s: %s is not a directory this run can write to", opt,
@@ -735,8 +737,9 @@ static int check_log_prefix(struct bench_ctx *c, const char *prefix, const char 
 	return 0;
 }
 
-/* --output-format json and --json - put JSON on stdout: the table is left
- * out unless normal was asked for too. --log_avg_msec is the interval. */
+/* fio's options, checked before anything runs: where JSON and terse go,
+ * --log_avg_msec as the interval, a job file read (bad input: -1 with
+ * c->err, exit 2). */
 static int settle_fio_options(struct bench_ctx *c, int (*run)(struct bench_ctx *))
 {
 	bool json = c->output_formats & (FIO_OUT_JSON | FIO_OUT_JSON_PLUS);

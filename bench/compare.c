@@ -24,10 +24,10 @@ struct cmp_io {
 };
 
 static const struct cmp_io cmp_ios[] = {
-    {RW_RANDWRITE, 4096, 32}, {RW_RANDREAD, 4096, 32}, {RW_RANDRW, 4096, 32},
+    {RW_RANDWRITE, 4096, 32}, {RW_RANDREAD, 4096, 32},	{RW_RANDRW, 4096, 32},
     {RW_WRITE, 4096, 1},      {RW_WRITE, 128 << 10, 8}, {RW_READ, 128 << 10, 8},
 };
-#define CMP_IOS	      (sizeof(cmp_ios) / sizeof(cmp_ios[0]))
+#define CMP_IOS (sizeof(cmp_ios) / sizeof(cmp_ios[0]))
 static const uint32_t cmp_log_threads[] = {1, 8};
 /* Row order: the raw workloads, the durable 4K write, the logs, recovery. */
 #define CMP_ROW_PRIM (CMP_IOS)
@@ -38,6 +38,14 @@ static const uint32_t cmp_log_threads[] = {1, 8};
 static json_t *pmw(json_t *job)
 {
 	return json_object_get(job, "pmwal");
+}
+
+/* @o's string @key, "" when missing. */
+static const char *jstr(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
 }
 
 static double job_ops(json_t *job)
@@ -90,10 +98,9 @@ static json_t *best_durable_4k(struct bench_ctx *c, size_t from)
 
 	for (size_t i = from; i < json_array_size(jobs); i++) {
 		json_t *j = json_array_get(jobs, i);
-		const char *name = json_string_value(json_object_get(j, "jobname"));
-		if (strcmp(json_string_value(json_object_get(pmw(j), "phase")) ?: "",
-			   "primitive") ||
-		    !name || strncmp(name, "4K ", 3) || strstr(name, ", no ") ||
+		const char *name = jstr(j, "jobname");
+		if (strcmp(jstr(pmw(j), "phase"), "primitive") ||
+		    strncmp(name, "4K ", 3) || strstr(name, ", no ") ||
 		    json_object_get(pmw(j), "error"))
 			continue;
 		if (!best || job_ops(j) > job_ops(best))
@@ -146,8 +153,7 @@ static void row_name(size_t row, json_t *job, char *buf, size_t len)
 	else if (row == CMP_ROW_REC)
 		snprintf(buf, len, "recovery (GiB/s; s/GiB)");
 	else
-		snprintf(buf, len, "%s",
-			 json_string_value(json_object_get(job, "jobname")) ?: "");
+		snprintf(buf, len, "%s", jstr(job, "jobname"));
 }
 
 static void print_header(struct bench_ctx *c, int n)
@@ -198,12 +204,11 @@ static json_t *compare_row(size_t row, json_t **jobs, int n)
 	}
 	printf("\n");
 	for (int t = 0; t < n; t++) {
-		json_t *v = json_pack(
-		    "{s:s,s:f,s:f,s:f,s:f}", "jobname",
-		    json_string_value(json_object_get(jobs[t], "jobname")) ?: "", "rate",
-		    rate[t], "cost", cost[t], "rate_ratio",
-		    rate[0] > 0 ? rate[t] / rate[0] : 0.0, "cost_ratio",
-		    cost[0] > 0 ? cost[t] / cost[0] : 0.0);
+		json_t *v =
+		    json_pack("{s:s,s:f,s:f,s:f,s:f}", "jobname",
+			      jstr(jobs[t], "jobname"), "rate", rate[t], "cost", cost[t],
+			      "rate_ratio", rate[0] > 0 ? rate[t] / rate[0] : 0.0,
+			      "cost_ratio", cost[0] > 0 ? cost[t] / cost[0] : 0.0);
 		json_object_set_new(v, "emulated",
 				    json_boolean(json_is_true(
 					json_object_get(pmw(jobs[t]), "emulated"))));
@@ -211,13 +216,12 @@ static json_t *compare_row(size_t row, json_t **jobs, int n)
 	}
 	bool rec = row == CMP_ROW_REC;
 	/* a_ and b_ keys: what results before three targets carried. */
-	return json_pack("{s:s,s:s,s:s,s:o,s:f,s:f,s:f,s:f,s:f,s:f}", "workload", name,
-			 "rate_unit", rec ? "GiB/s" : "ops/s", "cost_unit",
-			 rec ? "s/GiB" : "p99 ns", "values", vals, "a_ops_per_s", rate[0],
-			 "b_ops_per_s", rate[1], "ops_ratio",
-			 rate[0] > 0 ? rate[1] / rate[0] : 0.0, "a_p99_ns", cost[0],
-			 "b_p99_ns", cost[1], "p99_ratio",
-			 cost[0] > 0 ? cost[1] / cost[0] : 0.0);
+	return json_pack(
+	    "{s:s,s:s,s:s,s:o,s:f,s:f,s:f,s:f,s:f,s:f}", "workload", name, "rate_unit",
+	    rec ? "GiB/s" : "ops/s", "cost_unit", rec ? "s/GiB" : "p99 ns", "values",
+	    vals, "a_ops_per_s", rate[0], "b_ops_per_s", rate[1], "ops_ratio",
+	    rate[0] > 0 ? rate[1] / rate[0] : 0.0, "a_p99_ns", cost[0], "b_p99_ns",
+	    cost[1], "p99_ratio", cost[0] > 0 ? cost[1] / cost[0] : 0.0);
 }
 
 int run_compare(struct bench_ctx *c)
@@ -255,7 +259,7 @@ int run_compare(struct bench_ctx *c)
 			json_array_append_new(rows, compare_row(r, col, c->npos));
 	}
 	json_object_set_new(json_object_get(c->root, "pmwal"), "compare",
-			    json_pack("{s:s,s:s,s:o,s:o}", "a", c->pos[0], "b",
-				      c->pos[1], "targets", targets, "rows", rows));
+			    json_pack("{s:s,s:s,s:o,s:o}", "a", c->pos[0], "b", c->pos[1],
+				      "targets", targets, "rows", rows));
 	return 0;
 }

@@ -54,27 +54,40 @@ struct prim {
 };
 
 static const struct prim file_prims[] = {
-    {M_NOSYNC, 4096, 1, true},	  {M_FDATASYNC, 4096, 1, true},
-    {M_FSYNC, 4096, 1, true},	  {M_ODSYNC, 4096, 1, true},
-    {M_OSYNC, 4096, 1, false},	  {M_RWF_DSYNC, 4096, 1, true},
-    {M_NOSYNC, 8192, 1, false},	  {M_FDATASYNC, 8192, 1, false},
-    {M_FSYNC, 8192, 1, false},	  {M_ODSYNC, 8192, 1, false},
-    {M_OSYNC, 8192, 1, false},	  {M_RWF_DSYNC, 8192, 1, false},
-    {M_FDATASYNC, 4096, 2, false}, {M_FSYNC, 4096, 2, false},
-    {M_ODSYNC, 4096, 2, false},	  {M_OSYNC, 4096, 2, false},
-    {M_RWF_DSYNC, 4096, 2, false}, {M_FDATASYNC, 8192, 2, false},
-    {M_FSYNC, 8192, 2, false},	  {M_ODSYNC, 8192, 2, false},
-    {M_OSYNC, 8192, 2, false},	  {M_RWF_DSYNC, 8192, 2, false},
+    {M_NOSYNC, 4096, 1, true},
+    {M_FDATASYNC, 4096, 1, true},
+    {M_FSYNC, 4096, 1, true},
+    {M_ODSYNC, 4096, 1, true},
+    {M_OSYNC, 4096, 1, false},
+    {M_RWF_DSYNC, 4096, 1, true},
+    {M_NOSYNC, 8192, 1, false},
+    {M_FDATASYNC, 8192, 1, false},
+    {M_FSYNC, 8192, 1, false},
+    {M_ODSYNC, 8192, 1, false},
+    {M_OSYNC, 8192, 1, false},
+    {M_RWF_DSYNC, 8192, 1, false},
+    {M_FDATASYNC, 4096, 2, false},
+    {M_FSYNC, 4096, 2, false},
+    {M_ODSYNC, 4096, 2, false},
+    {M_OSYNC, 4096, 2, false},
+    {M_RWF_DSYNC, 4096, 2, false},
+    {M_FDATASYNC, 8192, 2, false},
+    {M_FSYNC, 8192, 2, false},
+    {M_ODSYNC, 8192, 2, false},
+    {M_OSYNC, 8192, 2, false},
+    {M_RWF_DSYNC, 8192, 2, false},
     /* pg_test_fsync's write-size split: 16 KiB in each way (2 x 8K O_SYNC
      * is above) */
-    {M_OSYNC, 1024, 16, false},	  {M_OSYNC, 2048, 8, false},
-    {M_OSYNC, 4096, 4, false},	  {M_OSYNC, 16384, 1, false},
+    {M_OSYNC, 1024, 16, false},
+    {M_OSYNC, 2048, 8, false},
+    {M_OSYNC, 4096, 4, false},
+    {M_OSYNC, 16384, 1, false},
 };
 
 static const struct prim region_prims[] = {
-    {M_COPY, 4096, 1, true},	 {M_BARRIER, 4096, 1, true},
-    {M_BARRIER, 64, 1, true},	 {M_BARRIER, 0, 1, true},
-    {M_BARRIER, 8192, 1, false}, {M_BARRIER, 4096, 2, false},
+    {M_COPY, 4096, 1, true},	  {M_BARRIER, 4096, 1, true},
+    {M_BARRIER, 64, 1, true},	  {M_BARRIER, 0, 1, true},
+    {M_BARRIER, 8192, 1, false},  {M_BARRIER, 4096, 2, false},
     {M_BARRIER, 1024, 16, false}, {M_BARRIER, 16384, 1, false},
 };
 
@@ -100,9 +113,9 @@ static void fmt_size(char *buf, size_t len, uint32_t bytes)
 static void prim_name(const struct prim *p, char *buf, size_t len)
 {
 	static const char *const how[] = {
-	    [M_NOSYNC] = "write, no sync",   [M_FDATASYNC] = "write + fdatasync",
-	    [M_FSYNC] = "write + fsync",     [M_ODSYNC] = "O_DSYNC write",
-	    [M_OSYNC] = "O_SYNC write",	     [M_RWF_DSYNC] = "RWF_DSYNC write",
+	    [M_NOSYNC] = "write, no sync",    [M_FDATASYNC] = "write + fdatasync",
+	    [M_FSYNC] = "write + fsync",      [M_ODSYNC] = "O_DSYNC write",
+	    [M_OSYNC] = "O_SYNC write",	      [M_RWF_DSYNC] = "RWF_DSYNC write",
 	    [M_COPY] = "nt-copy, no barrier", [M_BARRIER] = "nt-copy + barrier",
 	};
 	char sz[16], n[16] = "";
@@ -252,7 +265,8 @@ static json_t *prim_measure(struct prim_ctx *c, const struct prim *p, const char
 			       "block)"
 			     : "");
 	}
-	snprintf(r->engine, sizeof(r->engine), "%s", c->region ? "pmr" : "psync O_DIRECT");
+	snprintf(r->engine, sizeof(r->engine), "%s",
+		 c->region ? "pmr" : "psync O_DIRECT");
 	r->emulated = label && strstr(label, "emulated");
 	json_t *opts = json_pack("{s:s,s:s,s:i,s:i,s:i}", "target", target, "primitive",
 				 name, "iodepth", 1, "write_bytes", (int)p->write_bytes,
@@ -304,8 +318,8 @@ static bool is_blockdev(const char *path)
 	return stat(path, &st) == 0 && S_ISBLK(st.st_mode);
 }
 
-json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
-		       bool all, bool force, char *err, size_t errlen)
+json_t *primitives_run(const char *target, const char *label, uint64_t each_ns, bool all,
+		       bool force, char *err, size_t errlen)
 {
 	struct prim_ctx c = {.fd = -1, .fd_dsync = -1, .fd_sync = -1};
 	char path[4096];
@@ -370,10 +384,11 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns,
 		    prim_once(&c, &list[k], 0) == -EINVAL) {
 			char name[64];
 			prim_name(&list[k], name, sizeof(name));
-			fprintf(stderr,
-				"pmwal bench: primitive '%s' left out: %s refuses O_DIRECT "
-				"writes of %u bytes (its logical block is larger)\n",
-				name, target, list[k].write_bytes);
+			fprintf(
+			    stderr,
+			    "pmwal bench: primitive '%s' left out: %s refuses O_DIRECT "
+			    "writes of %u bytes (its logical block is larger)\n",
+			    name, target, list[k].write_bytes);
 			continue;
 		}
 		json_array_append_new(jobs,

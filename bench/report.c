@@ -219,8 +219,8 @@ static int series_column(json_t *pts, int col, double scale, double *out)
 		double sum = 0;
 		int k = 0;
 		for (; k < per && i + k < n; k++)
-			sum += json_number_value(
-			    json_array_get(json_array_get(pts, (size_t)(i + k)), (size_t)col));
+			sum += json_number_value(json_array_get(
+			    json_array_get(pts, (size_t)(i + k)), (size_t)col));
 		out[m] = sum / k / scale;
 	}
 	return m;
@@ -274,7 +274,8 @@ static void series_chart(FILE *f, json_t *job)
 	series_plot(f, job, "IOPS", 3, 1, "IOPS", mark);
 	series_plot(f, job, "p99 per interval", 5, 1000, "p99 us", mark);
 	json_t *st = json_object_get(s, "steady"), *bu = json_object_get(s, "burst");
-	fprintf(f, "</div><figcaption style='font-size:12px'>steady %.1f MiB/s over %.1f s",
+	fprintf(f,
+		"</div><figcaption style='font-size:12px'>steady %.1f MiB/s over %.1f s",
 		json_real_value(json_object_get(st, "bw_bytes")) / 1048576,
 		json_real_value(json_object_get(st, "seconds")));
 	if (bu)
@@ -291,7 +292,8 @@ static void series_chart(FILE *f, json_t *job)
 
 static void series_section(FILE *f, struct jobs *J)
 {
-	fputs("<h2>Bandwidth, IOPS and p99 over time</h2>\n<p>Bandwidth, IOPS and p99 latency per interval and "
+	fputs("<h2>Bandwidth, IOPS and p99 over time</h2>\n<p>Bandwidth, IOPS and p99 "
+	      "latency per interval and "
 	      "direction (sweep points left out; series.csv has them); a dashed line "
 	      "marks a cliff (a lasting drop to under 60% of the bandwidth before "
 	      "it).</p>\n",
@@ -467,9 +469,9 @@ static void latency_section(FILE *f, struct jobs *J)
  * log(latency), and the histogram is the CDF's rise over each of 10 buckets
  * per decade.
  */
-#define CDF_POINTS_MAX 64
+#define CDF_POINTS_MAX		64
 #define HIST_BUCKETS_PER_DECADE 10
-#define HIST_BUCKETS_MAX 80
+#define HIST_BUCKETS_MAX	80
 
 struct cdf {
 	int n;
@@ -573,7 +575,8 @@ static void dist_charts(FILE *f, const char *workload, json_t **jobs, const char
 {
 	static struct cdf cd[REPORT_CURVES_MAX];
 	static double cx[REPORT_CURVES_MAX][CDF_POINTS_MAX],
-	    cy[REPORT_CURVES_MAX][CDF_POINTS_MAX], hx[REPORT_CURVES_MAX][HIST_BUCKETS_MAX],
+	    cy[REPORT_CURVES_MAX][CDF_POINTS_MAX],
+	    hx[REPORT_CURVES_MAX][HIST_BUCKETS_MAX],
 	    hy[REPORT_CURVES_MAX][HIST_BUCKETS_MAX];
 	static char names[REPORT_CURVES_MAX][160];
 	struct curve cc[REPORT_CURVES_MAX], hc[REPORT_CURVES_MAX];
@@ -588,7 +591,8 @@ static void dist_charts(FILE *f, const char *workload, json_t **jobs, const char
 		}
 		if (cd[i].n) {
 			lo = cd[i].lat_us[0] < lo ? cd[i].lat_us[0] : lo;
-			hi = cd[i].lat_us[cd[i].n - 1] > hi ? cd[i].lat_us[cd[i].n - 1] : hi;
+			hi = cd[i].lat_us[cd[i].n - 1] > hi ? cd[i].lat_us[cd[i].n - 1]
+							    : hi;
 		}
 		char tl[128];
 		target_label(jobs[i], tl, sizeof(tl));
@@ -641,13 +645,14 @@ static void dist_section(FILE *f, struct jobs *J)
 		int n = 0;
 		for (int k = i; k < J->n && n < REPORT_CURVES_MAX; k++) {
 			json_t *j = J->job[k];
-			if (strcmp(js(j, "jobname"), w) || json_object_get(pm(j), "sweep") ||
+			if (strcmp(js(j, "jobname"), w) ||
+			    json_object_get(pm(j), "sweep") ||
 			    strcmp(js(pm(j), "phase"), ph))
 				continue;
 			for (int d = 0; d < 2 && n < REPORT_CURVES_MAX; d++) {
 				const char *dn = d ? "write" : "read";
-				if (!json_integer_value(
-					json_object_get(json_object_get(j, dn), "total_ios")))
+				if (!json_integer_value(json_object_get(
+					json_object_get(j, dn), "total_ios")))
 					continue;
 				jobs[n] = j;
 				dirs[n++] = dn;
@@ -782,8 +787,7 @@ static void side_section(FILE *f, struct jobs *J)
 }
 
 /* One value of a compare row with its ratio to A. */
-static void compare_cell(FILE *f, double v, double ratio, bool first, bool ns,
-			 bool secs)
+static void compare_cell(FILE *f, double v, double ratio, bool first, bool ns, bool secs)
 {
 	char num[32];
 
@@ -839,27 +843,32 @@ static void compare_section(FILE *f, json_t **roots, int n)
 			fputs("<tr><td>", f);
 			svg_esc(f, js(row, "workload"));
 			if (!strchr(js(row, "workload"), '('))
-				fprintf(f, " (%s)", *js(row, "rate_unit") ? js(row, "rate_unit")
-									  : "ops/s");
+				fprintf(f, " (%s)",
+					*js(row, "rate_unit") ? js(row, "rate_unit")
+							      : "ops/s");
 			fputs("</td>", f);
 			for (size_t t = 0; t < nt; t++) {
 				json_t *v = json_array_get(vals, t);
-				double rate = v ? json_real_value(json_object_get(v, "rate"))
-					      : json_real_value(json_object_get(
-						    row, t ? "b_ops_per_s" : "a_ops_per_s"));
+				double rate =
+				    v ? json_real_value(json_object_get(v, "rate"))
+				      : json_real_value(json_object_get(
+					    row, t ? "b_ops_per_s" : "a_ops_per_s"));
 				double ratio =
 				    v ? json_real_value(json_object_get(v, "rate_ratio"))
-				      : json_real_value(json_object_get(row, "ops_ratio"));
+				      : json_real_value(
+					    json_object_get(row, "ops_ratio"));
 				compare_cell(f, rate, ratio, t == 0, false, false);
 			}
 			for (size_t t = 0; t < nt; t++) {
 				json_t *v = json_array_get(vals, t);
-				double cost = v ? json_real_value(json_object_get(v, "cost"))
-					      : json_real_value(json_object_get(
-						    row, t ? "b_p99_ns" : "a_p99_ns"));
+				double cost =
+				    v ? json_real_value(json_object_get(v, "cost"))
+				      : json_real_value(json_object_get(
+					    row, t ? "b_p99_ns" : "a_p99_ns"));
 				double ratio =
 				    v ? json_real_value(json_object_get(v, "cost_ratio"))
-				      : json_real_value(json_object_get(row, "p99_ratio"));
+				      : json_real_value(
+					    json_object_get(row, "p99_ratio"));
 				compare_cell(f, cost, ratio, t == 0, !rec, rec);
 			}
 			fputs("</tr>\n", f);

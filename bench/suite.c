@@ -234,13 +234,14 @@ void run_primitives(struct bench_ctx *c, const char *target, const char *label)
 {
 	char err[512] = "";
 	/* A region has no room beside it: a missing fake PMR becomes ours. */
-	bool created = target_kind(target) == PMWAL_TARGET_FAKEPMR && target_claim(target);
+	bool created =
+	    target_kind(target) == PMWAL_TARGET_FAKEPMR && target_claim(target);
 	bool all = c->mode && !strcmp(c->mode, "primitives");
 	snprintf(progress_job, sizeof(progress_job), "primitives @ %.32s",
 		 *label ? label : target);
 	suite_eta(0);
-	json_t *jobs = primitives_run(target, label, c->prim_ns, all, c->force, err,
-				      sizeof(err));
+	json_t *jobs =
+	    primitives_run(target, label, c->prim_ns, all, c->force, err, sizeof(err));
 	json_t *job;
 	size_t i;
 
@@ -290,8 +291,7 @@ json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
 	}
 	record_job(c, job);
 	json_t *rec = json_object_get(json_object_get(job, "pmwal"), "recovery");
-	if (!c->quiet)
-	{
+	if (!c->quiet) {
 		double raw = json_real_value(json_object_get(rec, "raw_read_bw_bytes"));
 		char rawtxt[48] = "not measured on this target";
 		if (raw > 0)
@@ -390,7 +390,8 @@ static void suite_log(struct bench_ctx *c, const char *target, const char *label
 	run_log_job(c, &s, label);
 }
 
-/* seed 000 (docs/bench.md): one direction flat out, the other at 20% of its own maximum. */
+/* seed 000 (docs/bench.md): one direction flat out, the other at 20% of its own maximum.
+ */
 static void suite_capped(struct bench_ctx *c, const char *data, const char *label,
 			 int capped_dir, const struct suite_time *t)
 {

@@ -17,23 +17,23 @@
 #include <stdio.h>
 #include <string.h>
 
-#define W  560
-#define ML 70
-#define MR 16
-#define MT 28
-#define PH 200 /* plot height */
-#define PB (MT + PH)
+#define W	     560
+#define ML	     70
+#define MR	     16
+#define MT	     28
+#define PH	     200 /* plot height */
+#define PB	     (MT + PH)
 #define LEGEND_LINE  13
 #define LEGEND_CHARS 92 /* at font-size 10 in W: longer names are cut */
 
 /* Horizontal bars: category label line, then one bar per series. */
-#define BW_W	   640
-#define BAR_H	   12
-#define BAR_GAP	   2
-#define CAT_LABEL  15
-#define CAT_GAP	   6
-#define BAR_ML	   16
-#define BAR_MR	   150 /* room for "123.4k  x0.0123" after the longest bar */
+#define BW_W	  640
+#define BAR_H	  12
+#define BAR_GAP	  2
+#define CAT_LABEL 15
+#define CAT_GAP	  6
+#define BAR_ML	  16
+#define BAR_MR	  150 /* room for "123.4k  x0.0123" after the longest bar */
 
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
 				      "#9467bd", "#8c564b", "#e377c2", "#17becf"};
@@ -231,8 +231,7 @@ static int chart_height(int nlegend)
 	return PB + 40 + nlegend * LEGEND_LINE + 4;
 }
 
-static void frame(FILE *f, const char *title, const char *xl, const char *yl,
-		  int nlegend)
+static void frame(FILE *f, const char *title, const char *xl, const char *yl, int nlegend)
 {
 	int h = chart_height(nlegend);
 
@@ -334,7 +333,8 @@ void svg_lines(FILE *f, const char *title, const struct curve *c, int nc, bool x
 		fputs("'/>\n", f);
 		if (c[i].n < 40)
 			for (int k = 0; k < c[i].n; k++)
-				if (!(ylog && c[i].y[k] <= 0) && !(xlog && c[i].x[k] <= 0))
+				if (!(ylog && c[i].y[k] <= 0) &&
+				    !(xlog && c[i].x[k] <= 0))
 					fprintf(f,
 						"<circle r='2.5' fill='%s' cx='%.1f' "
 						"cy='%.1f'/>",

@@ -94,6 +94,7 @@ struct series_point {
 	uint64_t bytes[DIR_COUNT];
 	uint64_t ops[DIR_COUNT];
 	uint64_t p99_ns[DIR_COUNT];
+	uint64_t lat_sum_ns[DIR_COUNT]; /* the mean is lat_sum_ns / ops */
 };
 
 struct series {

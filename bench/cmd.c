@@ -430,10 +430,10 @@ static int parse_fio(struct bench_ctx *c, int opt, const char *arg)
 		*(opt == O_BW_LOG ? &c->logs.bw_prefix : &c->logs.iops_prefix) = arg;
 		return 0;
 	case O_LAT_LOG:
-		return set_err(c, "write_lat_log",
-			       "not supported: pmwal keeps each interval's p99, not "
-			       "the mean fio logs; the p99 per interval is in the "
-			       "JSON (pmwal.series) and --csv series.csv");
+		if (!*arg)
+			return set_err(c, "write_lat_log", "needs a file name prefix");
+		c->logs.lat_prefix = arg;
+		return 0;
 	case O_LOG_AVG:
 		if (parse_uint(arg, 1, 3600000, &v, msg, sizeof(msg)))
 			return set_err(c, "log_avg_msec", msg);
@@ -695,7 +695,7 @@ static int write_fio_outputs(struct bench_ctx *c)
 			return -1;
 		}
 	}
-	if ((c->logs.bw_prefix || c->logs.iops_prefix) &&
+	if ((c->logs.bw_prefix || c->logs.iops_prefix || c->logs.lat_prefix) &&
 	    fio_logs_write(c->root, &c->logs, c->err, sizeof(c->err)))
 		return -1;
 	return 0;
@@ -777,6 +777,7 @@ static int settle_fio_options(struct bench_ctx *c, int (*run)(struct bench_ctx *
 	}
 	if (check_log_prefix(c, c->logs.bw_prefix, "write_bw_log") ||
 	    check_log_prefix(c, c->logs.iops_prefix, "write_iops_log") ||
+	    check_log_prefix(c, c->logs.lat_prefix, "write_lat_log") ||
 	    (c->job_file && fio_job_file_load(c, c->job_file)))
 		return -1;
 	if (terse || (c->json_path && !strcmp(c->json_path, "-"))) {

@@ -114,7 +114,7 @@ int csv_write(json_t *root, const char *dir, char *err, size_t errlen)
 	f = open_csv(
 	    dir, "series.csv",
 	    "job,t_s,read_bw_bytes,write_bw_bytes,read_iops,write_iops,read_p99_ns,"
-	    "write_p99_ns",
+	    "write_p99_ns,read_mean_ns,write_mean_ns",
 	    err, errlen);
 	if (!f)
 		return -1;

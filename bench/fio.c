@@ -291,6 +291,10 @@ static int write_log(json_t *job, const char *prefix, const char *kind, size_t j
 	json_t *pts = json_object_get(s, "points"), *pt;
 	double ival_s = json_number_value(json_object_get(s, "interval_s"));
 	bool iops = !strcmp(kind, "iops");
+	/* lat and clat: the mean completion latency of the interval in ns,
+	 * as fio logs it; pmwal does not time submission apart, so the slat
+	 * log is empty, as fio's is for a synchronous engine. */
+	bool lat = !strcmp(kind, "lat") || !strcmp(kind, "clat"), slat = !strcmp(kind, "slat");
 	bool has[2] = {json_integer_value(json_object_get(json_object_get(job, "read"),
 							  "total_ios")) > 0,
 		       json_integer_value(json_object_get(json_object_get(job, "write"),
@@ -304,17 +308,23 @@ static int write_log(json_t *job, const char *prefix, const char *kind, size_t j
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		return -1;
 	}
-	/* points: [t_s, read_bw_bytes, write_bw_bytes, read_iops, write_iops, ...] */
+	/* points: [t_s, read_bw_bytes, write_bw_bytes, read_iops, write_iops,
+	 * read_p99_ns, write_p99_ns, read_mean_ns, write_mean_ns] */
 	json_array_foreach(pts, i, pt)
 	{
+		if (slat)
+			break;
 		uint64_t t_ms = (uint64_t)((double)(i + 1) * ival_s * 1000.0 + 0.5);
 		for (int d = 0; d < 2; d++) {
 			if (!has[d])
 				continue;
 			double v = json_number_value(
-			    json_array_get(pt, (size_t)(iops ? 3 + d : 1 + d)));
+			    json_array_get(pt, (size_t)(lat ? 7 + d : iops ? 3 + d : 1 + d)));
+
+			if (lat && !json_number_value(json_array_get(pt, (size_t)(3 + d))))
+				continue; /* no I/O completed in the interval */
 			fprintf(f, "%" PRIu64 ", %" PRIu64 ", %d, 0, 0\n", t_ms,
-				(uint64_t)(iops ? v + 0.5 : v / 1024.0 + 0.5), d);
+				(uint64_t)(iops || lat ? v + 0.5 : v / 1024.0 + 0.5), d);
 		}
 	}
 	if (fclose(f)) {
@@ -337,6 +347,10 @@ int fio_logs_write(json_t *root, const struct fio_logs *l, char *err, size_t err
 		if (l->iops_prefix &&
 		    write_log(job, l->iops_prefix, "iops", i + 1, err, errlen))
 			return -1;
+		for (int k = 0; l->lat_prefix && k < 3; k++)
+			if (write_log(job, l->lat_prefix, (const char *[]){"lat", "clat", "slat"}[k],
+				      i + 1, err, errlen))
+				return -1;
 	}
 	return 0;
 }

@@ -65,7 +65,7 @@ json_t *fio_root_without_bins(json_t *root);
 struct fio_logs {
 	const char *bw_prefix;	 /* --write_bw_log */
 	const char *iops_prefix; /* --write_iops_log */
-	const char *lat_prefix;	 /* --write_lat_log: refused, see docs/bench.md */
+	const char *lat_prefix;	 /* --write_lat_log: PREFIX_{lat,clat,slat}.N.log */
 	uint64_t avg_msec;	 /* --log_avg_msec (0: the series' interval) */
 };
 /* PREFIX_bw.N.log, PREFIX_iops.N.log for job N (1-based, in @root's order),

@@ -71,6 +71,7 @@ void series_merge(struct series *dst, const struct series *src)
 			const struct series_point *q = &src->pt[i];
 			p->bytes[d] += q->bytes[d];
 			p->ops[d] += q->ops[d];
+			p->lat_sum_ns[d] += q->lat_sum_ns[d];
 			if (q->p99_ns[d] > p->p99_ns[d])
 				p->p99_ns[d] = q->p99_ns[d];
 		}
@@ -125,6 +126,7 @@ void tstats_record(struct thread_stats *t, int dir, uint64_t bytes, uint64_t lat
 	if (series_grow(&t->series, idx + 1) == 0) {
 		t->series.pt[idx].bytes[dir] += bytes;
 		t->series.pt[idx].ops[dir]++;
+		t->series.pt[idx].lat_sum_ns[dir] += lat_ns;
 	}
 }
 
@@ -222,16 +224,19 @@ json_t *series_json(const struct series *s, const struct run_result *r)
 		bw[i] = p->bytes[md] / sec;
 		iops[i] = p->ops[md] / sec;
 		json_array_append_new(
-		    pts, json_pack("[f,f,f,f,f,I,I]", i * sec, p->bytes[0] / sec,
+		    pts, json_pack("[f,f,f,f,f,I,I,I,I]", i * sec, p->bytes[0] / sec,
 				   p->bytes[1] / sec, p->ops[0] / sec, p->ops[1] / sec,
-				   (json_int_t)p->p99_ns[0], (json_int_t)p->p99_ns[1]));
+				   (json_int_t)p->p99_ns[0], (json_int_t)p->p99_ns[1],
+				   (json_int_t)(p->ops[0] ? p->lat_sum_ns[0] / p->ops[0] : 0),
+				   (json_int_t)(p->ops[1] ? p->lat_sum_ns[1] / p->ops[1] : 0)));
 	}
 	uint32_t split;
 	json_t *cliff = cliff_json(bw, n, s->interval_ns, &split);
 	json_t *out =
-	    json_pack("{s:f,s:[s,s,s,s,s,s,s],s:o,s:s,s:o}", "interval_s", sec, "columns",
+	    json_pack("{s:f,s:[s,s,s,s,s,s,s,s,s],s:o,s:s,s:o}", "interval_s", sec, "columns",
 		      "t_s", "read_bw_bytes", "write_bw_bytes", "read_iops", "write_iops",
-		      "read_p99_ns", "write_p99_ns", "points", pts, "direction",
+		      "read_p99_ns", "write_p99_ns", "read_mean_ns", "write_mean_ns", "points",
+		      pts, "direction",
 		      md ? "write" : "read", "cliff", cliff);
 	if (split) {
 		json_object_set_new(out, "burst",

@@ -16,7 +16,7 @@ pmwal=${1:?usage: bench_fio_compat.sh PATH/TO/pmwal}
 pmwal=$(cd "$(dirname "$pmwal")" && pwd)/$(basename "$pmwal")
 src=$(cd "$(dirname "$0")/.." && pwd)
 schema=$src/bench/schema/pmwal-bench.schema.json
-for tool in fio fio_jsonplus_clat2csv fio2gnuplot gnuplot python3; do
+for tool in fio fio_jsonplus_clat2csv fio2gnuplot fio_generate_plots gnuplot python3; do
 	command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/deps.sh test)"; exit 77; }
 done
 # jsonschema for the schema check, six for fio_jsonplus_clat2csv itself
@@ -56,7 +56,7 @@ fio --name=ref --filename="$work/fio.dat" --size=16m --rw=randrw --bs=4k \
 step "pmwal bench io: json+, bw/iops logs at 100 ms"
 expect 0 "bench io json+" -- "$pmwal" bench io pm.dat --rw randrw --bs 4k --iodepth 4 \
 	--size 16m --runtime 1s --output-format json+ --json pm.json \
-	--write_bw_log pm --write_iops_log pm --log_avg_msec 100
+	--write_bw_log pm --write_iops_log pm --write_lat_log pm --log_avg_msec 100
 expect 0 "bench log" -- "$pmwal" bench log wal.dat --runtime 300ms --no-primitives \
 	--quiet --output-format json+ --json log.json
 expect 0 "bench primitives" -- "$pmwal" bench primitives prim.dat --prim-time 100ms --quiet \
@@ -198,8 +198,8 @@ expect 2 "terse and JSON on stdout" -- "$pmwal" bench io pm.dat --output-format 
 has err.txt "--json FILE"
 expect 2 "bad format" -- "$pmwal" bench io pm.dat --output-format xml
 has err.txt "xml" "normal, json, json+, terse"
-expect 2 "lat log" -- "$pmwal" bench io pm.dat --write_lat_log x
-has err.txt "write_lat_log" "p99"
+expect 2 "lat log without a prefix" -- "$pmwal" bench io pm.dat --write_lat_log ''
+has err.txt "write_lat_log" "prefix"
 expect 2 "log_avg_msec 0" -- "$pmwal" bench io pm.dat --log_avg_msec 0
 expect 2 "two intervals" -- "$pmwal" bench io pm.dat --log_avg_msec 100 --interval 1s
 has err.txt "give one"
@@ -229,9 +229,38 @@ for f, key in ((sys.argv[2], 'bw'), (sys.argv[3], 'iops')):
         assert 0 < n <= len(v) and abs(sum(v[:n]) / n - mean) <= 1, \
             f'{f} {name}: log mean {sum(v[:n]) / n} vs {key}_mean {mean}'
 EOF
+# The latency logs: lat and clat the interval's mean completion latency in ns
+# (fio's unit), weighted by the interval's ops they give clat_ns.mean back;
+# slat empty, as fio's is for a synchronous engine.
+py pm.json pm_lat.1.log pm_clat.1.log pm_slat.1.log <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))['jobs'][0]
+pts = j['pmwal']['series']['points']
+assert open(sys.argv[4]).read() == '', 'slat log not empty'
+for f in sys.argv[2:4]:
+    lines = [[int(x) for x in l.split(',')] for l in open(f)]
+    assert lines and all(len(l) == 5 for l in lines), f
+    for d, name in ((0, 'read'), (1, 'write')):
+        v = [l[1] for l in lines if l[2] == d]
+        ops = [p[3 + d] for p in pts if p[3 + d] > 0]
+        assert len(v) == len(ops), f'{f} {name}: {len(v)} lines, {len(ops)} intervals with I/O'
+        if not v:
+            continue
+        mean = sum(a * b for a, b in zip(v, ops)) / sum(ops)
+        want = j[name]['clat_ns']['mean']
+        assert abs(mean - want) <= 0.01 * want + 2, f'{f} {name}: {mean} vs clat mean {want}'
+EOF
 mkdir plots && cp pm_bw.1.log plots/ && (cd plots && fio2gnuplot -p 'pm_bw*.log' -g -t pmwal >../gnuplot.txt 2>&1) ||
 	fail "fio2gnuplot: $(tail -3 gnuplot.txt)"
 ls plots/*.png >/dev/null 2>&1 || { fail "fio2gnuplot made no plot"; tail -5 gnuplot.txt; }
+# fio_generate_plots draws the lat, clat, bw and iops logs it finds (it stops
+# at the latency logs when there are none).
+mkdir genplots && cp pm_*.1.log genplots/ &&
+	(cd genplots && fio_generate_plots pmwal >../genplots.txt 2>&1) ||
+	fail "fio_generate_plots: $(tail -3 genplots.txt)"
+for k in lat clat bw iops; do
+	[ -s "genplots/pmwal-$k.svg" ] || fail "fio_generate_plots drew no $k plot"
+done
 
 step "a fio-plot style parser: every key it reads, in every job"
 py pm.json log.json prim.json rec.json <<'EOF'

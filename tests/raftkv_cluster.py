@@ -7,9 +7,11 @@
 # SIGKILLed at random and restarted. At the end every node must hold every
 # acknowledged put at the same index with the same value, the nodes must
 # agree on everything they hold, and no put may have been applied twice.
-# Snapshots are taken every 256 entries and keep 64 behind them, so a node
+# Snapshots are taken every 64 entries and keep 16 behind them, so a node
 # down for a fraction of a second comes back behind the leader's log and is
-# sent a snapshot; the test counts those installs and wants at least one.
+# sent a snapshot; at the end a follower is also killed while 200 puts go
+# by, so at least one install happens however slow the machine is. The test
+# counts installs and wants at least one.
 #
 #   raftkv_cluster.py RAFTKV [SECONDS] [SEED]
 import os
@@ -42,7 +44,7 @@ def start(i):
     os.makedirs(d, exist_ok=True)
     err = open(os.path.join(base, "%d.err" % (i + 1)), "a")
     procs[i] = subprocess.Popen([raftkv, "--id", str(i + 1), "--peers", peers, "--dir", d,
-                                 "--snapshot-threshold", "256", "--snapshot-trailing", "64"],
+                                 "--snapshot-threshold", "64", "--snapshot-trailing", "16"],
                                 stdout=subprocess.DEVNULL, stderr=err)
 
 
@@ -96,6 +98,7 @@ def chaos(stop):
 
 
 def main():
+    global kills
     for i in range(3):
         start(i)
     acked = {}  # key -> (index, value)
@@ -127,6 +130,43 @@ def main():
             time.sleep(0.05)
     stop.set()
     t.join()
+
+    def put_acked(key, value):
+        nonlocal leader, sent
+        for _ in range(600):
+            try:
+                sent += 1
+                r = ask(leader, "put %s %s" % (key, value))
+            except OSError:
+                r = ""
+            if r.startswith("ok "):
+                acked[key] = (int(r.split()[1]), value)
+                return True
+            leader = int(r.split()[1]) - 1 if r.startswith("redirect ") else (leader + 1) % 3
+            time.sleep(0.05)
+        return False
+
+    # A follower down while 200 puts go by comes back behind the snapshot.
+    with lock:
+        for i in range(3):
+            if procs[i].poll() is not None:
+                start(i)
+    put_acked("settle", "1")
+    follower = None
+    for i in range(3):
+        try:
+            if ask(i, "status").startswith("state follower"):
+                follower = i
+                break
+        except OSError:
+            pass
+    if follower is not None:
+        procs[follower].send_signal(signal.SIGKILL)
+        procs[follower].wait()
+        kills += 1
+        for k in range(200):
+            put_acked("behind%d" % k, "b%d" % k)
+        start(follower)
     # Every node up; wait until they agree on what they applied.
     with lock:
         for i in range(3):

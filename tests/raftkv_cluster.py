@@ -132,15 +132,18 @@ def main():
     t.join()
 
     def put_acked(key, value):
+        # A put left unanswered may still apply: a retry is a new key, so
+        # no key is ever put twice (applied twice stays a real failure).
         nonlocal leader, sent
-        for _ in range(600):
+        for attempt in range(600):
+            k = "%s.%d" % (key, attempt)
             try:
                 sent += 1
-                r = ask(leader, "put %s %s" % (key, value))
+                r = ask(leader, "put %s %s" % (k, value))
             except OSError:
                 r = ""
             if r.startswith("ok "):
-                acked[key] = (int(r.split()[1]), value)
+                acked[k] = (int(r.split()[1]), value)
                 return True
             leader = int(r.split()[1]) - 1 if r.startswith("redirect ") else (leader + 1) % 3
             time.sleep(0.05)
@@ -174,16 +177,7 @@ def main():
                 start(i)
     # A last put, acknowledged: a leader elected after a restart applies the
     # entries of earlier terms only once an entry of its own term commits.
-    for _ in range(600):
-        try:
-            r = ask(leader, "put sentinel done")
-        except OSError:
-            r = ""
-        if r.startswith("ok "):
-            acked["sentinel"] = (int(r.split()[1]), "done")
-            break
-        leader = int(r.split()[1]) - 1 if r.startswith("redirect ") else (leader + 1) % 3
-        time.sleep(0.05)
+    put_acked("sentinel", "done")
     want = max([ix for ix, _ in acked.values()] or [0])
     dumps = [None] * 3
     for _ in range(300):

@@ -255,6 +255,10 @@ json_t *environment_json(const char **targets, int ntargets, json_t *options);
 void log_spec_defaults(struct log_spec *s);
 struct run_result *log_run(const struct log_spec *spec, json_t **extra);
 json_t *log_options_json(const struct log_spec *s);
+/* PMWAL_BENCH_EUSAGE with @err when a live writer (pmwal_writer_pid) holds
+ * the log at @target (another run: bench must not truncate or write it),
+ * else 0. Checked before anything is created, emptied or written. */
+int log_check_no_writer(const char *target, char *err, size_t errlen);
 void log_jobname(const struct log_spec *s, char *buf, size_t len);
 /* Cost of each durability primitive alone on @target; array of jobs. @all:
  * pg_test_fsync's whole list (bench primitives), else its core. */

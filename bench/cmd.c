@@ -596,6 +596,13 @@ static int refuse_job_file_target(struct bench_ctx *c)
 	return 0;
 }
 
+/* A log another process is writing (another bench run?) is not touched:
+ * not truncated, re-created or written over; -1 with c->err (exit 2). */
+static int refuse_live_writer(struct bench_ctx *c, const char *target)
+{
+	return log_check_no_writer(target, c->err, sizeof(c->err)) ? -1 : 0;
+}
+
 static int mode_io(struct bench_ctx *c)
 {
 	char label[48];
@@ -603,6 +610,8 @@ static int mode_io(struct bench_ctx *c)
 	if (c->jobs)
 		return fio_job_file_run(c);
 	c->io.target = io_target(c, 0, 0, label, sizeof(label));
+	if (refuse_live_writer(c, c->io.target))
+		return -1;
 	if (c->clients > 1 || c->client_b)
 		return run_dual(c);
 	if (c->nsweep)
@@ -617,6 +626,8 @@ static int mode_log(struct bench_ctx *c)
 	char label[48];
 
 	c->log.target = io_target(c, 0, 1, label, sizeof(label));
+	if (refuse_live_writer(c, c->log.target))
+		return -1;
 	if (c->nsweep)
 		run_sweep_log(c, &c->log, label);
 	else
@@ -632,6 +643,8 @@ static int mode_recovery(struct bench_ctx *c)
 	char label[48];
 	const char *t = io_target(c, 0, 1, label, sizeof(label));
 
+	if (refuse_live_writer(c, t))
+		return -1;
 	run_recovery(c, t, label, c->fill_bytes, c->log.record_bytes);
 	return 0;
 }
@@ -641,6 +654,9 @@ static int mode_primitives(struct bench_ctx *c)
 	char label[48];
 	const char *t = io_target(c, 0, 0, label, sizeof(label));
 
+	/* A region's primitives write its start (a file's write beside it). */
+	if (target_is_region(t) && refuse_live_writer(c, t))
+		return -1;
 	run_primitives(c, t, label);
 	return 0;
 }

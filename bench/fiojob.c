@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define FIOJOB_JOBS_MAX	 64
 #define FIOJOB_LINE_MAX	 1024
@@ -364,13 +365,87 @@ static int parse_file(struct fio_file *f, const struct io_spec *base)
 	return ret;
 }
 
-/* fio's rate is per job, pmwal's is the total of numjobs. */
-static void finish_section(struct fio_section *s)
+/* fio's rate is per job, pmwal's is the total of numjobs: a total past
+ * what a signed 64-bit count holds is refused by name (-1 with f->err). */
+static int finish_section(struct fio_file *f, struct fio_section *s)
 {
-	for (int d = 0; d < DIR_COUNT; d++)
-		if (s->rate_per_job[d])
-			s->spec.rate[d].bytes_per_s =
-			    s->rate_per_job[d] * s->spec.numjobs;
+	for (int d = 0; d < DIR_COUNT; d++) {
+		uint64_t r = s->rate_per_job[d],
+			 n = s->spec.numjobs ? s->spec.numjobs : 1;
+		if (!r)
+			continue;
+		if (r > (uint64_t)INT64_MAX / n) {
+			snprintf(
+			    f->err, f->errlen,
+			    "%s: job [%s]: rate %" PRIu64 " bytes/s per job x numjobs "
+			    "%" PRIu64 " overflows a 64-bit rate; give a smaller rate "
+			    "(fio's is per job)",
+			    f->path, s->name, r, n);
+			return -1;
+		}
+		s->spec.rate[d].bytes_per_s = r * n;
+	}
+	return 0;
+}
+
+/*
+ * Every job's target, checked before the first job runs (a bad name in the
+ * third section must not leave two jobs run and one silently missing): a
+ * file target's directory must exist, the name must not be a directory,
+ * FIFO, socket or character device, and no live writer may hold it as a
+ * log (another bench run?). 0, or -1 with c->err.
+ */
+static int check_targets(struct bench_ctx *c, struct fio_file *f)
+{
+	char label[48], msg[600], dir[1024];
+	struct stat st;
+
+	for (int i = 0; i < f->njobs; i++) {
+		struct fio_section *s = &f->jobs[i];
+		const char *t = *s->target ? s->target : c->npos ? c->pos[0] : "flash";
+		const char *r = target_resolve(t, 0, label, sizeof(label));
+		enum pmwal_target_kind k = target_kind(r);
+		const char *file = target_file(r);
+		*msg = 0;
+		if (log_check_no_writer(r, msg, sizeof(msg)))
+			goto bad;
+		if (!file || (k != PMWAL_TARGET_FILE && k != PMWAL_TARGET_PMEM))
+			continue;
+		if (stat(file, &st) == 0) {
+			if (S_ISREG(st.st_mode) ||
+			    (S_ISBLK(st.st_mode) && k == PMWAL_TARGET_FILE))
+				continue;
+			snprintf(msg, sizeof(msg), "%s is %s: name a regular file%s",
+				 file,
+				 S_ISDIR(st.st_mode)	? "a directory"
+				 : S_ISFIFO(st.st_mode) ? "a FIFO"
+				 : S_ISSOCK(st.st_mode) ? "a socket"
+							: "not a regular file",
+				 k == PMWAL_TARGET_FILE ? " or a block device" : "");
+			goto bad;
+		}
+		snprintf(dir, sizeof(dir), "%s", file);
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else
+			slash[slash == dir] = 0;
+		if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK)) {
+			snprintf(
+			    msg, sizeof(msg),
+			    "%s: cannot create it: %s is not a directory this run can "
+			    "write to",
+			    file, dir);
+			goto bad;
+		}
+		continue;
+	bad:
+		snprintf(c->err, sizeof(c->err),
+			 "--job %s: job [%s]: %s (no job was run)", f->path, s->name,
+			 msg);
+		return -1;
+	}
+	return 0;
 }
 
 int fio_job_file_load(struct bench_ctx *c, const char *path)
@@ -385,7 +460,10 @@ int fio_job_file_load(struct bench_ctx *c, const char *path)
 	f->err = c->err;
 	f->errlen = sizeof(c->err);
 	f->global_opts = json_object();
-	if (parse_file(f, &c->io)) {
+	int ret = parse_file(f, &c->io);
+	for (int i = 0; !ret && i < f->njobs; i++)
+		ret = finish_section(f, &f->jobs[i]);
+	if (ret) {
 		json_decref(f->global_opts);
 		free(f);
 		return -1;
@@ -401,13 +479,17 @@ int fio_job_file_run(struct bench_ctx *c)
 	char label[48], name[160];
 
 	c->jobs = NULL;
+	if (check_targets(c, f)) {
+		json_decref(f->global_opts);
+		free(f);
+		return -1;
+	}
 	/* fio writes a job file's [global] options at the top level. */
 	if (json_object_size(f->global_opts))
 		json_object_set(c->root, "global options", f->global_opts);
 	json_decref(f->global_opts);
 	for (int i = 0; i < f->njobs && !bench_stop; i++) {
 		struct fio_section *s = &f->jobs[i];
-		finish_section(s);
 		const char *t = *s->target ? s->target : c->npos ? c->pos[0] : "flash";
 		s->spec.target = target_resolve(t, 0, label, sizeof(label));
 		json_t *job = run_io_job(c, &s->spec, label);

@@ -272,6 +272,26 @@ static void *appender(void *arg)
 	return NULL;
 }
 
+int log_check_no_writer(const char *target, char *err, size_t errlen)
+{
+	long pid = 0;
+
+	/* An error (no such file yet, not a target): nobody writes it. */
+	if (!target || pmwal_writer_pid(target, &pid) || !pid)
+		return 0;
+	if (pid > 0)
+		snprintf(err, errlen,
+			 "%s is open for writing by pid %ld (another bench run?); "
+			 "wait for it to finish or name another target",
+			 target, pid);
+	else
+		snprintf(err, errlen,
+			 "%s is open for writing by another process (another bench "
+			 "run?); wait for it to finish or name another target",
+			 target);
+	return PMWAL_BENCH_EUSAGE;
+}
+
 static int open_log(const struct log_spec *s, struct pmwal **w, char *err, size_t errlen)
 {
 	struct pmwal_options o = {
@@ -285,7 +305,8 @@ static int open_log(const struct log_spec *s, struct pmwal **w, char *err, size_
 	    .errmsg_len = errlen,
 	};
 
-	if (target_check_writable(s->target, s->force, err, errlen))
+	if (log_check_no_writer(s->target, err, errlen) ||
+	    target_check_writable(s->target, s->force, err, errlen))
 		return PMWAL_BENCH_EUSAGE;
 	int ret = pmwal_open(&o, w);
 	if (ret && !*err)

@@ -15,7 +15,9 @@
  * The suite and `bench log` run the core of the list (one question each);
  * `bench primitives` runs it all. Each primitive runs at queue depth 1 for a
  * fixed time on a scratch area beside the target (never the target's own
- * bytes): "<path>.prim"; its latency is one whole group (all its writes and
+ * bytes): "<path>.prim", a file bench creates (or a killed run left, marked
+ * as bench's) and deletes after; any other file of that name is refused and
+ * left alone; its latency is one whole group (all its writes and
  * the sync), with percentiles like every other job.
  */
 #include "bench.h"
@@ -286,11 +288,16 @@ static json_t *prim_measure(struct prim_ctx *c, const struct prim *p, const char
 	return job;
 }
 
-static int prim_open_file(struct prim_ctx *c, const char *path, char *err, size_t errlen)
+/* @scratch: bench's own file beside the target (never a link); else a block
+ * device, opened as named. */
+static int prim_open_file(struct prim_ctx *c, const char *path, bool scratch, char *err,
+			  size_t errlen)
 {
-	c->fd = open(path, O_RDWR | O_CREAT | O_DIRECT, 0644);
-	c->fd_dsync = open(path, O_RDWR | O_DIRECT | O_DSYNC);
-	c->fd_sync = open(path, O_RDWR | O_DIRECT | O_SYNC);
+	int nofollow = scratch ? O_NOFOLLOW : 0;
+
+	c->fd = open(path, O_RDWR | O_DIRECT | nofollow);
+	c->fd_dsync = open(path, O_RDWR | O_DIRECT | O_DSYNC | nofollow);
+	c->fd_sync = open(path, O_RDWR | O_DIRECT | O_SYNC | nofollow);
 	if (c->fd < 0 || c->fd_dsync < 0 || c->fd_sync < 0) {
 		snprintf(err, errlen, "%s: %s%s", path, strerror(errno),
 			 errno == EINVAL ? " (O_DIRECT refused by the filesystem)" : "");
@@ -311,6 +318,53 @@ static int prim_open_file(struct prim_ctx *c, const char *path, char *err, size_
 	return 0;
 }
 
+/*
+ * The scratch file beside the target (@scratch: "PATH.prim" or
+ * "pmem:PATH.prim") is bench's: created here (O_EXCL, marked as target.c
+ * marks the files bench makes), or one a killed run left (marked, a plain
+ * file). Anything else of that name -- the user's file, a link, a FIFO -- is
+ * refused and left as it is, --force or not. 0, or -1 with @err.
+ */
+static int prim_claim_scratch(const char *scratch, char *err, size_t errlen)
+{
+	const char *file = target_file(scratch);
+	struct stat st;
+
+	if (target_claim(scratch))
+		return 0;
+	if (lstat(file, &st)) {
+		int e = errno;
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", file);
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else
+			slash[slash == dir] = 0;
+		if (e == ENOENT && access(dir, W_OK))
+			e = errno;
+		snprintf(err, errlen,
+			 "cannot create the primitives' scratch file %s: %s (the "
+			 "primitives write 64 MiB beside the target; name a target in a "
+			 "directory this run can write to)",
+			 file, strerror(e));
+		return -1;
+	}
+	if (S_ISREG(st.st_mode) && target_is_scratch(scratch))
+		return 0; /* a killed run's: ours */
+	snprintf(err, errlen,
+		 "%s already exists%s and bench did not create it; the primitives "
+		 "write 64 MiB of scratch there and delete it: move it away, or "
+		 "name a target whose .prim name is free (--force does not apply)",
+		 file,
+		 S_ISLNK(st.st_mode)	? " (a symbolic link)"
+		 : S_ISDIR(st.st_mode)	? " (a directory)"
+		 : S_ISFIFO(st.st_mode) ? " (a FIFO)"
+		 : !S_ISREG(st.st_mode) ? " (not a regular file)"
+					: "");
+	return -1;
+}
+
 static bool is_blockdev(const char *path)
 {
 	struct stat st;
@@ -323,7 +377,7 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns, 
 {
 	struct prim_ctx c = {.fd = -1, .fd_dsync = -1, .fd_sync = -1};
 	char path[4096];
-	bool region = target_is_region(target), blockdev = false;
+	bool region = target_is_region(target), scratch = false;
 	bool pmem_file = target_kind(target) == PMWAL_TARGET_PMEM;
 	const char *file = target_file(target);
 	json_t *jobs = NULL;
@@ -339,6 +393,10 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns, 
 	memset(c.buf, 0x5a, PRIM_BUF_BYTES);
 	/* Beside the target: pmem:PATH.prim (mapped), or PATH.prim. */
 	snprintf(path, sizeof(path), "%s.prim", pmem_file || !file ? target : file);
+	bool beside = pmem_file || (!region && !is_blockdev(file));
+	if (beside && prim_claim_scratch(path, err, errlen))
+		goto out;
+	scratch = beside; /* claimed: deleted at the end */
 	if (region) {
 		struct pmr_params p = {.target = path, .create_bytes = PRIM_AREA_BYTES};
 		if (!pmem_file) {
@@ -365,10 +423,9 @@ json_t *primitives_run(const char *target, const char *label, uint64_t each_ns, 
 	} else if (is_blockdev(file)) {
 		/* A device has no beside: its first 64 MiB, with --force. */
 		if (target_check_writable(target, force, err, errlen) ||
-		    prim_open_file(&c, file, err, errlen))
+		    prim_open_file(&c, file, false, err, errlen))
 			goto out;
-		blockdev = true;
-	} else if (prim_open_file(&c, path, err, errlen)) {
+	} else if (prim_open_file(&c, path, true, err, errlen)) {
 		goto out;
 	}
 	jobs = json_array();
@@ -402,10 +459,9 @@ out:
 	if (c.fd_sync >= 0)
 		close(c.fd_sync);
 	pmr_close(c.region);
-	if (pmem_file)
-		unlink(target_file(path));
-	else if (!region && !blockdev)
-		unlink(path);
+	/* Only the scratch file this run claimed (and its marker). */
+	if (scratch)
+		target_unclaim(path);
 	free(c.buf);
 	return jobs;
 }

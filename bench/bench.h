@@ -205,6 +205,16 @@ void table_row(json_t *job);
 json_t *clat_json(const struct hist *h);
 int csv_write(json_t *root, const char *dir, char *err, size_t errlen);
 int json_write(json_t *root, const char *path, char *err, size_t errlen);
+/* An output file named by @opt ("--json"), checked before the run: a regular
+ * file (or /dev/null) this run can write, or a free name in a writable
+ * directory; -1 with @err naming what is wrong (a FIFO, a directory). */
+int output_file_check(const char *opt, const char *path, char *err, size_t errlen);
+/* @s as one shell word: as it is when it holds only safe characters, else in
+ * single quotes, each ' written '\'' (a command a user pastes). */
+void shell_quote(const char *s, char *out, size_t len);
+/* Whether a fio log under @prefix (PREFIX_bw.N.log, _iops, _lat, _clat,
+ * _slat) would be @path, so one output would replace the other. */
+bool fio_log_would_write(const char *prefix, const char *path);
 json_t *root_new(void);
 void root_add_job(json_t *root, json_t *job);
 

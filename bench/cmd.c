@@ -753,6 +753,29 @@ static int check_log_prefix(struct bench_ctx *c, const char *prefix, const char 
 	return 0;
 }
 
+/* --json FILE, checked before the run (not after it, the results lost):
+ * writable, a regular file, and not the name of one of the run's logs. */
+static int check_json_path(struct bench_ctx *c)
+{
+	const char *p = c->json_path;
+	const char *const pre[] = {c->logs.bw_prefix, c->logs.iops_prefix,
+				   c->logs.lat_prefix};
+
+	if (!p || !strcmp(p, "-"))
+		return 0;
+	if (output_file_check("--json", p, c->err, sizeof(c->err)))
+		return -1;
+	for (size_t i = 0; i < 3; i++)
+		if (fio_log_would_write(pre[i], p)) {
+			snprintf(c->err, sizeof(c->err),
+				 "--json %s is a name the run's log (prefix %s) would "
+				 "write too, and one would replace the other; name another",
+				 p, pre[i]);
+			return -1;
+		}
+	return 0;
+}
+
 /* fio's options, checked before anything runs: where JSON and terse go,
  * --log_avg_msec as the interval, a job file read (bad input: -1 with
  * c->err, exit 2). */
@@ -794,7 +817,7 @@ static int settle_fio_options(struct bench_ctx *c, int (*run)(struct bench_ctx *
 	if (check_log_prefix(c, c->logs.bw_prefix, "write_bw_log") ||
 	    check_log_prefix(c, c->logs.iops_prefix, "write_iops_log") ||
 	    check_log_prefix(c, c->logs.lat_prefix, "write_lat_log") ||
-	    (c->job_file && fio_job_file_load(c, c->job_file)))
+	    check_json_path(c) || (c->job_file && fio_job_file_load(c, c->job_file)))
 		return -1;
 	if (terse || (c->json_path && !strcmp(c->json_path, "-"))) {
 		/* stdout holds the JSON (or the terse lines) and nothing
@@ -893,10 +916,13 @@ int cmd_bench(int argc, char **argv)
 		return help ? 0 : BENCH_EXIT_USAGE;
 	}
 	if (run == run_suite && first == 1 && c.npos) {
+		struct stat st;
+		bool path = stat(c.pos[0], &st) == 0 || strchr(c.pos[0], '/');
 		fprintf(stderr,
-			"pmwal bench: unknown mode '%s' (io, log, recovery, primitives, "
-			"dual, compare)\n",
-			c.pos[0]);
+			"pmwal bench: unknown mode '%s' (modes: io, log, recovery, "
+			"primitives, dual, compare, suite)%s%s\n",
+			c.pos[0], path ? "; to measure a file or device: pmwal bench io " : "",
+			path ? c.pos[0] : "");
 		json_decref(c.root);
 		json_decref(c.targets);
 		return BENCH_EXIT_USAGE;

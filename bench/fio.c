@@ -283,6 +283,41 @@ json_t *fio_root_without_bins(json_t *root)
 	return copy;
 }
 
+/* @path's directory made absolute (links resolved) with its last name. */
+static bool canonical(const char *path, char *out, size_t len)
+{
+	char dir[4096], real[4096];
+	const char *slash = strrchr(path, '/');
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path + 1) : 1,
+		 slash ? path : ".");
+	if (!realpath(dir, real))
+		return false;
+	snprintf(out, len, "%s/%s", real, slash ? slash + 1 : path);
+	return true;
+}
+
+bool fio_log_would_write(const char *prefix, const char *path)
+{
+	static const char *const kinds[] = {"bw", "iops", "lat", "clat", "slat"};
+	char p[8400], want[8400], pre[8400];
+	size_t n;
+
+	if (!prefix || !path || !canonical(path, p, sizeof(p)) ||
+	    !canonical(prefix, pre, sizeof(pre)))
+		return false;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		n = (size_t)snprintf(want, sizeof(want), "%s_%s.", pre, kinds[k]);
+		if (strncmp(p, want, n))
+			continue;
+		const char *q = p + n;
+		size_t digits = strspn(q, "0123456789");
+		if (digits && q[0] != '0' && !strcmp(q + digits, ".log"))
+			return true;
+	}
+	return false;
+}
+
 /* One log: for each interval and each direction the job did, one line. */
 static int write_log(json_t *job, const char *prefix, const char *kind, size_t jobno,
 		     char *err, size_t errlen)

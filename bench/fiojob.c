@@ -46,13 +46,32 @@ struct fio_file {
 	size_t errlen;
 };
 
+/* @in with each byte that is not printable ASCII written \xNN: a binary
+ * job file's bytes must not reach the terminal raw. */
+static void escape(const char *in, char *out, size_t len)
+{
+	size_t at = 0;
+
+	for (; *in && at + 5 < len; in++) {
+		unsigned char ch = (unsigned char)*in;
+		if (ch >= 0x20 && ch < 0x7f)
+			out[at++] = (char)ch;
+		else
+			at += (size_t)snprintf(out + at, len - at, "\\x%02x", ch);
+	}
+	out[at] = 0;
+}
+
 static int bad(struct fio_file *f, const char *key, const char *fmt, const char *v)
 {
-	char msg[512];
+	char msg[512], safe[1024], k[256] = "";
 
 	snprintf(msg, sizeof(msg), fmt, v);
-	snprintf(f->err, f->errlen, "%s:%d: %s%s%s", f->path, f->line, key ? key : "",
-		 key ? ": " : "", msg);
+	escape(msg, safe, sizeof(safe));
+	if (key)
+		escape(key, k, sizeof(k));
+	snprintf(f->err, f->errlen, "%s:%d: %s%s%s", f->path, f->line, k, key ? ": " : "",
+		 safe);
 	return -1;
 }
 
@@ -332,7 +351,7 @@ static int parse_line(struct fio_file *f, struct fio_section **cur, char *line)
 
 static int parse_file(struct fio_file *f, const struct io_spec *base)
 {
-	char line[FIOJOB_LINE_MAX];
+	char line[FIOJOB_LINE_MAX + 2]; /* 1023 characters, newline, NUL */
 	struct fio_section *cur = NULL;
 	struct stat st;
 	FILE *in;
@@ -342,6 +361,13 @@ static int parse_file(struct fio_file *f, const struct io_spec *base)
 		snprintf(f->err, f->errlen, "--job %s: not a regular file", f->path);
 		return -1;
 	}
+	if (stat(f->path, &st) == 0 &&
+	    st.st_size > (off_t)FIOJOB_LINES_MAX * FIOJOB_LINE_MAX) {
+		snprintf(f->err, f->errlen,
+			 "--job %s: %lld bytes: too large for a job file", f->path,
+			 (long long)st.st_size);
+		return -1;
+	}
 	if (!(in = fopen(f->path, "r"))) {
 		snprintf(f->err, f->errlen, "--job %s: %s", f->path, strerror(errno));
 		return -1;
@@ -349,16 +375,25 @@ static int parse_file(struct fio_file *f, const struct io_spec *base)
 	f->global.spec = *base;
 	f->global.kb_base = 1024;
 	int ret = 0;
-	while (!ret && fgets(line, sizeof(line), in)) {
+	char *raw = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	/* getline: the length read, NUL bytes included (fgets hides them) */
+	while (!ret && (n = getline(&raw, &cap, in)) > 0) {
 		f->line++;
-		if (!strchr(line, '\n') && !feof(in))
+		size_t text = strlen(raw);
+		if (text < (size_t)n)
+			ret = bad(f, NULL, "a NUL byte at line %s: not a text file",
+				  (snprintf(line, sizeof(line), "%d", f->line), line));
+		else if (text - (raw[text - 1] == '\n') > FIOJOB_LINE_MAX - 1)
 			ret = bad(f, NULL, "a line longer than %s characters", "1023");
-		else if (memchr(line, 0, strlen(line) + 1) != line + strlen(line) ||
-			 f->line > FIOJOB_LINES_MAX)
-			ret = bad(f, NULL, "%s", "not a text job file");
+		else if (f->line > FIOJOB_LINES_MAX)
+			ret =
+			    bad(f, NULL, "%s", "more than 100000 lines: not a job file");
 		else
-			ret = parse_line(f, &cur, line);
+			ret = parse_line(f, &cur, strcpy(line, raw));
 	}
+	free(raw);
 	fclose(in);
 	if (!ret && !f->njobs)
 		ret = bad(f, NULL, "%s", "no job section ([jobname]) in the file");

@@ -206,14 +206,17 @@ static void prim_fio_command(const struct prim *p, const char *target, uint64_t 
 	    [M_BARRIER] = "--ioengine=libpmem --direct=1 --fsync=%u",
 	};
 	const char *file = target_file(target), *path = file ? file : target;
-	char opts[128], sz[16];
+	char opts[128], sz[16], arg[4200], quoted[8500];
 
 	snprintf(opts, sizeof(opts), how[p->m], p->writes);
 	fmt_size(sz, sizeof(sz), p->write_bytes ? p->write_bytes : 64);
+	/* one shell word, whatever the path holds (spaces, quotes) */
+	snprintf(arg, sizeof(arg), "--filename=%s.prim", path);
+	shell_quote(arg, quoted, sizeof(quoted));
 	snprintf(buf, len,
-		 "%sfio --name=prim --filename=%s.prim --size=64m --rw=write --bs=%s %s "
+		 "%sfio --name=prim %s --size=64m --rw=write --bs=%s %s "
 		 "--runtime=%.3g --time_based --output-format=json",
-		 p->m >= M_COPY ? "PMEM_IS_PMEM_FORCE=1 " : "", path, sz, opts,
+		 p->m >= M_COPY ? "PMEM_IS_PMEM_FORCE=1 " : "", quoted, sz, opts,
 		 each_ns / 1e9);
 }
 
@@ -277,7 +280,7 @@ static json_t *prim_measure(struct prim_ctx *c, const struct prim *p, const char
 		json_object_set_new(opts, "barrier", json_string(c->barrier));
 	json_t *job = result_job_json(name, "primitive", target, label, r, opts);
 	json_decref(opts);
-	char fio[1024];
+	char fio[9000];
 	prim_fio_command(p, target, each_ns, fio, sizeof(fio));
 	json_object_set_new(json_object_get(job, "pmwal"), "fio_command",
 			    json_string(fio));

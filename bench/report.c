@@ -10,11 +10,13 @@
 #include "svg.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench_cmd.h"
 
@@ -990,6 +992,39 @@ int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t e
 	return 0;
 }
 
+/* A result to read is a regular file: a FIFO would block the read forever,
+ * a directory reads as nothing ("'[' or '{' expected"). 0, or -1 said. */
+static int report_input_check(const char *path)
+{
+	struct stat st;
+	/* O_NONBLOCK: opening a FIFO with no writer must not block either */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		fprintf(stderr, "pmwal report: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	int ret = fstat(fd, &st);
+	close(fd);
+	if (ret == 0 && S_ISREG(st.st_mode))
+		return 0;
+	if (ret == 0 && S_ISDIR(st.st_mode))
+		fprintf(stderr,
+			"pmwal report: %s is a directory: pass the result JSON files "
+			"(e.g. %s/result.json, or %s/*.json)\n",
+			path, path, path);
+	else
+		fprintf(
+		    stderr,
+		    "pmwal report: %s is %s: pass result JSON files (regular files)\n",
+		    path,
+		    ret			   ? strerror(errno)
+		    : S_ISFIFO(st.st_mode) ? "a FIFO"
+		    : S_ISSOCK(st.st_mode) ? "a socket"
+					   : "a device, not a regular file");
+	return -1;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	json_t *roots[64];
@@ -1010,6 +1045,10 @@ int cmd_report(int argc, char **argv)
 		json_error_t je;
 		if (n == 64 || argv[i][0] == '-') {
 			fprintf(stderr, "pmwal report: unexpected '%s'\n", argv[i]);
+			status = BENCH_EXIT_USAGE;
+			goto out;
+		}
+		if (report_input_check(argv[i])) {
 			status = BENCH_EXIT_USAGE;
 			goto out;
 		}

@@ -11,6 +11,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fio.h"
 #include "pmwal.h"
@@ -283,10 +285,112 @@ void root_add_job(json_t *root, json_t *job)
 	json_array_append_new(json_object_get(root, "jobs"), job);
 }
 
+void shell_quote(const char *s, char *out, size_t len)
+{
+	if (!len)
+		return;
+	if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789_-./:=,+@%") == strlen(s)) {
+		snprintf(out, len, "%s", s);
+		return;
+	}
+	/* 'it'\''s': a single quote closes, is escaped, and reopens */
+	char *end = out + len - 1, *o = out;
+	if (o < end)
+		*o++ = '\'';
+	for (const char *p = s; *p && o < end; p++) {
+		if (*p != '\'') {
+			*o++ = *p;
+			continue;
+		}
+		for (const char *e = "'\\''"; *e && o < end; e++)
+			*o++ = *e;
+	}
+	if (o < end)
+		*o++ = '\'';
+	*o = 0;
+}
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISCHR(m)  ? "a character device"
+			     : "not a regular file";
+}
+
+int output_file_check(const char *opt, const char *path, char *err, size_t errlen)
+{
+	char dir[4096];
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		/* /dev/null: the results thrown away, as asked */
+		if (S_ISREG(st.st_mode) ||
+		    (S_ISCHR(st.st_mode) && !strcmp(path, "/dev/null"))) {
+			if (!access(path, W_OK))
+				return 0;
+			snprintf(err, errlen, "%s %s: %s; name a file this run can write",
+				 opt, path, strerror(errno));
+			return -1;
+		}
+		snprintf(err, errlen,
+			 "%s %s is %s: name a regular file (or - for stdout)%s", opt,
+			 path, file_kind(st.st_mode),
+			 S_ISDIR(st.st_mode) ? ", e.g. a .json inside it" : "");
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = 0;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK)) {
+		snprintf(err, errlen,
+			 "%s %s: %s is not a directory this run can write to", opt, path,
+			 dir);
+		return -1;
+	}
+	return 0;
+}
+
 int json_write(json_t *root, const char *path, char *err, size_t errlen)
 {
-	if (json_dump_file(root, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10))) {
+	/* O_NONBLOCK: a FIFO put there since the check must not hang the run;
+	 * only a regular file (or /dev/null) is written. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+	struct stat st;
+	FILE *f = NULL;
+
+	if (fd < 0 || fstat(fd, &st)) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) &&
+	    !(S_ISCHR(st.st_mode) && !strcmp(path, "/dev/null"))) {
+		snprintf(err, errlen, "cannot write %s: it is %s, not a regular file",
+			 path, file_kind(st.st_mode));
+		close(fd);
+		return -1;
+	}
+	if ((S_ISREG(st.st_mode) && ftruncate(fd, 0)) ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) ||
+	    !(f = fdopen(fd, "w"))) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	int bad = json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+	bad |= fflush(f) == EOF;
+	int e = errno;
+	if (fclose(f) || bad) {
+		snprintf(err, errlen, "cannot write %s: %s", path,
+			 strerror(bad ? e : errno));
 		return -1;
 	}
 	return 0;

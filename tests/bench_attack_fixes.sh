@@ -9,7 +9,7 @@
 # --json path a log file would take is refused; a job file's rate x numjobs
 # overflow, a bad section after good ones, a NUL byte, binary bytes; the
 # equivalent fio command shell-quoted; an unknown mode that is a path.
-# About 15 s on two cores.
+# About 20 s on two cores.
 # usage: bench_attack_fixes.sh PATH/TO/pmwal
 set -u
 pmwal=${1:?usage: bench_attack_fixes.sh PATH/TO/pmwal}
@@ -27,7 +27,7 @@ step() { printf '== %s\n' "$*"; }
 fail() { printf 'FAIL: %s\n' "$*"; fails=$((fails + 1)); }
 expect() { # expect STATUS DESCRIPTION -- command...
 	local want=$1 what=$2; shift 3
-	timeout 60 "$@" >"$work/out.txt" 2>"$work/err.txt"
+	timeout 30 "$@" >"$work/out.txt" 2>"$work/err.txt"
 	local got=$?
 	if [ "$got" != "$want" ]; then
 		fail "$what: exit $got, expected $want"
@@ -134,6 +134,85 @@ printf '[j]\nfilename=%s\nrw=write\nsize=4m\nruntime=100ms\n' "$work/c.wal" >liv
 expect 2 "a job file writing a live log" -- "$pmwal" bench io --job live.fio --quiet --force
 has err.txt "open for writing by pid"
 bgwait "$work/c.wal"
+
+quick=(--runtime 100ms --ramp 0 --no-primitives --capacity 4m --quiet)
+
+step "--json: a FIFO, a directory, a missing directory, /dev/full: refused before the run"
+mkfifo out.fifo
+mkdir -p outdir
+for bad in out.fifo outdir "$work/no/such/dir/r.json" /dev/full; do
+	rm -f "$work/ran.wal"
+	expect 2 "--json $bad" -- "$pmwal" bench log "$work/ran.wal" "${quick[@]}" --json "$bad"
+	has err.txt "--json $bad"
+	[ -e "$work/ran.wal" ] && fail "--json $bad: the run ran before the refusal"
+done
+has err.txt "/dev/full is a character device"
+expect 2 "--json FIFO named" -- "$pmwal" bench log "$work/ran.wal" "${quick[@]}" --json out.fifo
+has err.txt "out.fifo is a FIFO"
+expect 0 "--json /dev/null" -- "$pmwal" bench log "$work/ran.wal" "${quick[@]}" --json /dev/null
+
+step "--json a name a --write_bw_log file would take: refused"
+mkdir -p j
+expect 2 "--json = a bw log" -- "$pmwal" bench log "$work/ran.wal" "${quick[@]}" \
+	--write_bw_log "$work/j/same" --json "$work/j/same_bw.1.log"
+has err.txt "would write too"
+expect 2 "--json = a lat log, another spelling" -- "$pmwal" bench log "$work/ran.wal" "${quick[@]}" \
+	--write_lat_log j/same --json "$work/./j/same_clat.3.log"
+expect 0 "--json beside the logs" -- "$pmwal" bench log "$work/ran.wal" "${quick[@]}" \
+	--write_bw_log "$work/j/same" --json "$work/j/same.json"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/j/same.json" ||
+	fail "j/same.json is not the JSON"
+
+step "pmwal report: a FIFO and a directory are refused by name, no hang"
+expect 2 "pmwal report FIFO" -- "$pmwal" report out.fifo -o "$work/rep"
+has err.txt "out.fifo is a FIFO"
+expect 2 "pmwal report DIR" -- "$pmwal" report outdir -o "$work/rep"
+has err.txt "outdir is a directory: pass the result JSON files"
+
+step "job files: rate x numjobs overflow, a bad middle section, NUL and binary bytes"
+printf '[a]\nfilename=%s/r.dat\nrw=write\nsize=1m\nruntime=50ms\nrate=16383p\nnumjobs=256\n' \
+	"$work" >rate.fio
+expect 2 "rate x numjobs overflow" -- "$pmwal" bench io --job rate.fio --quiet
+has err.txt "job \[a\]: rate" "overflows"
+{
+	printf '[a]\nfilename=%s/a.dat\nrw=write\nsize=1m\nruntime=50ms\n' "$work"
+	printf '[b]\nfilename=%s/no/such/b.dat\nrw=write\nsize=1m\nruntime=50ms\n' "$work"
+	printf '[c]\nfilename=%s/c.dat\nrw=write\nsize=1m\nruntime=50ms\n' "$work"
+} >mid.fio
+expect 2 "a bad middle section" -- "$pmwal" bench io --job mid.fio --quiet --json mid.json
+has err.txt "job \[b\]" "no job was run"
+[ -e a.dat ] && fail "job [a] ran before [b]'s bad filename was found"
+printf '[a]\nrw=wr\000ite\n' >nul.fio
+expect 2 "a NUL byte" -- "$pmwal" bench io --job nul.fio --quiet
+has err.txt "a NUL byte at line 2: not a text file"
+grep -q "longer than" err.txt && fail "a NUL byte is called a long line"
+printf '[a]\nrw=\001\033[31m\377\n' >bin.fio
+expect 2 "binary bytes" -- "$pmwal" bench io --job bin.fio --quiet
+python3 - "$work/err.txt" <<'PY' || fail "the message echoes raw control bytes"
+import sys
+b = open(sys.argv[1], 'rb').read()
+sys.exit(1 if any(c < 0x20 and c != 0x0a or c >= 0x7f for c in b) else 0)
+PY
+has err.txt '\\x1b'
+
+step "the equivalent fio command is shell-quoted"
+mkdir -p "$work/it's dir"
+expect 0 "primitives in a quoted dir" -- "$pmwal" bench primitives "$work/it's dir/t" \
+	--prim-time 20ms --quiet --json q.json
+python3 - q.json "$work/it's dir/t.prim" <<'PY' || fail "fio_command does not split back to the file name"
+import json, shlex, sys
+for j in json.load(open(sys.argv[1]))['jobs']:
+    cmd = j['pmwal']['fio_command']
+    args = shlex.split(cmd)
+    if '--filename=' + sys.argv[2] not in args:
+        print('FAIL: ' + cmd); sys.exit(1)
+PY
+
+step "pmwal bench WORD: every mode listed, a path pointed at bench io"
+expect 2 "an unknown mode" -- "$pmwal" bench sideways
+has err.txt "suite" "io, log, recovery, primitives, dual, compare"
+expect 2 "a path as the mode" -- "$pmwal" bench "$work/precious"
+has err.txt "pmwal bench io $work/precious"
 
 echo "$fails failure(s)"
 [ "$fails" = 0 ]

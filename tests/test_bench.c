@@ -562,3 +562,43 @@ Test(bench, json_to_stdout_gives_stdout_back, .init = make_tmpdir, .fini = remov
 	cr_assert(n >= 6 && !strcmp(buf + n - 6, "after\n"), "stdout lost after the run");
 	free(buf);
 }
+
+/* The equivalent fio command a user pastes: each argument one shell word,
+ * quotes inside a path escaped ('\''), safe words left as they are. */
+Test(bench, shell_quote_makes_one_word_of_any_path)
+{
+	char out[256];
+
+	shell_quote("--filename=/var/tmp/x.wal.prim", out, sizeof(out));
+	cr_assert_str_eq(out, "--filename=/var/tmp/x.wal.prim");
+	shell_quote("--filename=/tmp/it's dir/t", out, sizeof(out));
+	cr_assert_str_eq(out, "'--filename=/tmp/it'\\''s dir/t'");
+	shell_quote("", out, sizeof(out));
+	cr_assert_str_eq(out, "''");
+	shell_quote("a;rm -rf $HOME`x`", out, sizeof(out));
+	cr_assert_str_eq(out, "'a;rm -rf $HOME`x`'");
+	shell_quote("'''", out, 6); /* truncated, never past the buffer */
+	cr_assert_lt(strlen(out), 6);
+}
+
+/* --json PATH that a --write_*_log file would take is refused before the
+ * run: the names fio gives its logs, however the path is spelled. */
+Test(bench, a_json_path_a_log_would_take_is_found)
+{
+	make_tmpdir();
+	char prefix[512], path[600];
+
+	snprintf(prefix, sizeof(prefix), "%s/same", tmpdir);
+	snprintf(path, sizeof(path), "%s/same_bw.1.log", tmpdir);
+	cr_assert(fio_log_would_write(prefix, path));
+	snprintf(path, sizeof(path), "%s/./same_slat.12.log", tmpdir);
+	cr_assert(fio_log_would_write(prefix, path));
+	snprintf(path, sizeof(path), "%s/same_bw.0.log", tmpdir);
+	cr_assert_not(fio_log_would_write(prefix, path));
+	snprintf(path, sizeof(path), "%s/same_bw.1.log.json", tmpdir);
+	cr_assert_not(fio_log_would_write(prefix, path));
+	snprintf(path, sizeof(path), "%s/same.json", tmpdir);
+	cr_assert_not(fio_log_would_write(prefix, path));
+	cr_assert_not(fio_log_would_write(NULL, path));
+	remove_tmpdir();
+}

@@ -767,10 +767,11 @@ static int check_json_path(struct bench_ctx *c)
 		return -1;
 	for (size_t i = 0; i < 3; i++)
 		if (fio_log_would_write(pre[i], p)) {
-			snprintf(c->err, sizeof(c->err),
-				 "--json %s is a name the run's log (prefix %s) would "
-				 "write too, and one would replace the other; name another",
-				 p, pre[i]);
+			snprintf(
+			    c->err, sizeof(c->err),
+			    "--json %s is a name the run's log (prefix %s) would "
+			    "write too, and one would replace the other; name another",
+			    p, pre[i]);
 			return -1;
 		}
 	return 0;
@@ -921,7 +922,8 @@ int cmd_bench(int argc, char **argv)
 		fprintf(stderr,
 			"pmwal bench: unknown mode '%s' (modes: io, log, recovery, "
 			"primitives, dual, compare, suite)%s%s\n",
-			c.pos[0], path ? "; to measure a file or device: pmwal bench io " : "",
+			c.pos[0],
+			path ? "; to measure a file or device: pmwal bench io " : "",
 			path ? c.pos[0] : "");
 		json_decref(c.root);
 		json_decref(c.targets);

@@ -245,11 +245,17 @@ int target_check_writable(const char *path, bool force, char *err, size_t errlen
 /* Resolve "flash"/"pmem"/"emulated" to the default targets; fills @label. */
 /* @role: 0 raw I/O data file, 1 log. */
 const char *target_resolve(const char *t, int role, char *label, size_t labellen);
-/* Deletes @t's file when it is a default target bench made
- * (pmwal-bench.{dat,wal}): never leave 1 GiB behind. */
+/* Deletes @t's file when it has a default name (pmwal-bench.{dat,wal},
+ * pmwal-bench-pmr.{dat,wal}) and bench's mark: never leave 1 GiB behind, and
+ * never delete a user's file of that name. */
 void target_remove_owned(const char *t);
-/* A run owns the file it creates (a marker beside it, PATH.pmwal-bench):
- * target_claim creates @t's file if it is missing (true: created, claimed);
+/* The file behind @t (PATH, file:, pmem:, fakepmr: without its options): 0,
+ * or -1 where @t has none (a device-DAX, pmr:, sim:). */
+int target_path(const char *t, char *buf, size_t len);
+/* A run owns only the file it creates (O_EXCL, never through a symlink),
+ * marked on creation (xattr user.pmwal.bench, or PATH.pmwal-bench where the
+ * filesystem has no user xattrs): target_claim creates @t's file if the name
+ * is free (true: created, claimed; false with errno set);
  * a claimed file is written over without --force, by this run or the next;
  * target_unclaim deletes a claimed file and its marker; target_reset_scratch
  * empties a claimed file (a log run starts from a fresh log). */

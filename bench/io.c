@@ -34,6 +34,7 @@
 #define IO_QD_MAX	      4096u
 #define IO_JOBS_MAX	      256u
 #define LAYOUT_CHUNK_BYTES    (UINT64_C(1) << 20)
+#define IO_BUF_MAX_BYTES      (UINT64_C(4) << 30)
 
 struct io_shared {
 	const struct io_spec *spec;
@@ -41,6 +42,7 @@ struct io_shared {
 	struct pmr_region *region;
 	uint64_t target_bytes; /* bytes of the target in use */
 	uint32_t sector_bytes;
+	bool created; /* this run created (claimed) the target's file */
 	pthread_barrier_t start;
 	int abort; /* set by any job on error: all stop (atomic) */
 	int done;  /* jobs finished (atomic) */
@@ -530,6 +532,49 @@ static int check_not_users_file(const char *target, const char *path,
 	return -1;
 }
 
+/* Anything but a regular file or block device is refused by name before it
+ * is opened (a FIFO would block the open, a character device never ends). */
+static int check_file_kind(const char *path, mode_t mode, char *err, size_t errlen)
+{
+	const char *what = S_ISDIR(mode)    ? "a directory"
+			   : S_ISFIFO(mode) ? "a FIFO"
+			   : S_ISSOCK(mode) ? "a socket"
+			   : S_ISCHR(mode)  ? "a character device"
+					    : NULL;
+
+	if (S_ISREG(mode) || S_ISBLK(mode))
+		return 0;
+	snprintf(err, errlen,
+		 "%s is %s: bench measures a regular file, a block device or a "
+		 "region (pmem:PATH, /dev/daxX.Y, pmr:, fakepmr:PATH)",
+		 path, what ? what : "not a regular file");
+	return -1;
+}
+
+/* A read of a file bench did not create reads what is there: it is never
+ * grown or laid out without --force. */
+static int check_read_size(const char *path, const struct stat *st, uint64_t size,
+			   char *err, size_t errlen)
+{
+	if (st->st_size == 0) {
+		snprintf(err, errlen,
+			 "%s is an empty file pmwal bench did not create: nothing to "
+			 "read (name a new file and bench creates and lays it out, or "
+			 "pass --force to let bench fill this one)",
+			 path);
+		return -1;
+	}
+	if (size > (uint64_t)st->st_size) {
+		snprintf(err, errlen,
+			 "--size %" PRIu64 " is larger than %s (%lld bytes), a file "
+			 "pmwal bench did not create: a read reads what is there (give "
+			 "--size %lld or less, or pass --force to let bench extend it)",
+			 size, path, (long long)st->st_size, (long long)st->st_size);
+		return -1;
+	}
+	return 0;
+}
+
 static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 {
 	const struct io_spec *s = sh->spec;
@@ -538,20 +583,36 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 	bool exists = stat(path, &st) == 0;
 	bool writes = rw_has_dir(s->rw, DIR_WRITE);
 
-	if (!exists && !strncmp(path, "/dev/", 5)) {
+	if (!exists && (errno != ENOENT || lstat(path, &st) == 0)) {
+		snprintf(err, errlen, "%s: %s", path,
+			 errno == ENOENT ? "a dangling symlink" : strerror(errno));
+		return -1;
+	}
+	if (!exists && !strncmp(path, "/dev/", 5) && strncmp(path, "/dev/shm/", 9)) {
 		snprintf(err, errlen, "%s: no such device", path);
 		return -1;
 	}
+	if (exists && check_file_kind(path, st.st_mode, err, errlen))
+		return -1;
 	if (exists && writes && target_check_writable(path, s->force, err, errlen))
 		return -1;
 	/* A file this run creates is its scratch (marked), not the user's. */
-	if (!exists && target_claim(s->target))
-		exists = stat(path, &st) == 0;
+	if (!exists) {
+		if (!target_claim(s->target)) {
+			snprintf(err, errlen, "%s: cannot create it: %s", path,
+				 errno == EEXIST ? "something else created it meanwhile"
+						 : strerror(errno));
+			return -1;
+		}
+		sh->created = true;
+	}
 	/* Read-only workloads open read-only: a read benchmark of a device
-	 * needs no write permission, and never dirties anything. */
-	int flags = (writes || !exists ? O_RDWR | O_CREAT : O_RDONLY) |
+	 * needs no write permission, and never dirties anything. O_NONBLOCK:
+	 * a FIFO swapped in since the stat must not block the open. */
+	int flags = (writes || sh->created ? O_RDWR : O_RDONLY) | O_NONBLOCK |
+		    O_CLOEXEC | O_NOCTTY | (sh->created ? O_NOFOLLOW : 0) |
 		    (s->direct ? O_DIRECT : 0);
-	sh->fd = open(path, flags, 0644);
+	sh->fd = open(path, flags);
 	if (sh->fd < 0 && errno == EINVAL && s->direct) {
 		snprintf(err, errlen,
 			 "%s: O_DIRECT refused by its filesystem (tmpfs?); put "
@@ -563,18 +624,20 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	fstat(sh->fd, &st);
-	if (exists && writes &&
+	if (fstat(sh->fd, &st) || check_file_kind(path, st.st_mode, err, errlen))
+		return -1;
+	(void)fcntl(sh->fd, F_SETFL, fcntl(sh->fd, F_GETFL) & ~O_NONBLOCK);
+	bool owned = sh->created || target_is_scratch(s->target);
+	if (!sh->created && writes &&
 	    check_not_users_file(s->target, path, &st, s->force, err, errlen))
 		return -1;
 	sh->target_bytes = s->size_bytes;
 	sh->sector_bytes = 512;
 	if (S_ISBLK(st.st_mode))
 		return open_blockdev(sh, path, &st, err, errlen);
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a file, block device or region", path);
+	if (!owned && !writes && !s->force &&
+	    check_read_size(path, &st, s->size_bytes, err, errlen))
 		return -1;
-	}
 	if (!sh->target_bytes)
 		sh->target_bytes =
 		    st.st_size > 0 ? (uint64_t)st.st_size : IO_DEFAULT_FILE_BYTES;
@@ -617,25 +680,45 @@ static int open_region_target(struct io_shared *sh, struct run_result *r, char *
 	struct pmr_params p = {.target = s->target, .create_bytes = s->size_bytes};
 	struct pmr_info info;
 	struct stat st;
-	bool pmem_file = target_kind(s->target) == PMWAL_TARGET_PMEM;
-	uint64_t old_bytes =
-	    pmem_file && stat(target_file(s->target), &st) == 0 ? (uint64_t)st.st_size : 0;
-
+	char file[4096];
+	/* pmem: and fakepmr: are files too: one this run creates is its
+	 * scratch, any other (with data) is the user's. */
+	bool has_file = (target_kind(s->target) == PMWAL_TARGET_PMEM ||
+			 target_kind(s->target) == PMWAL_TARGET_FAKEPMR) &&
+			!target_path(s->target, file, sizeof(file));
+	bool exists = has_file && stat(file, &st) == 0;
+	uint64_t old_bytes = exists ? (uint64_t)st.st_size : 0;
 	bool writes = rw_has_dir(s->rw, DIR_WRITE);
 
-	if (old_bytes && writes && target_check_writable(s->target, s->force, err, errlen))
+	if (has_file && !exists && (errno != ENOENT || lstat(file, &st) == 0)) {
+		snprintf(err, errlen, "%s: %s", file,
+			 errno == ENOENT ? "a dangling symlink" : strerror(errno));
 		return -1;
-	/* A pmem file is a file too: one this run creates is its scratch
-	 * (a default one a killed run left, too), any other is the user's. */
-	if (pmem_file && (old_bytes || s->size_bytes))
-		(void)target_claim(s->target);
-	if (pmem_file && old_bytes && writes &&
-	    check_not_users_file(s->target, target_file(s->target), &st, s->force, err,
-				 errlen))
+	}
+	if (exists && !S_ISREG(st.st_mode) &&
+	    !(S_ISCHR(st.st_mode) && target_kind(s->target) == PMWAL_TARGET_PMEM) &&
+	    check_file_kind(file, st.st_mode, err, errlen))
 		return -1;
+	if (exists && writes && target_check_writable(s->target, s->force, err, errlen))
+		return -1;
+	if (has_file && !exists && s->size_bytes) {
+		if (!target_claim(s->target)) {
+			snprintf(err, errlen, "%s: cannot create it: %s", file,
+				 strerror(errno));
+			return -1;
+		}
+		sh->created = true;
+	}
+	bool owned = sh->created || (exists && target_is_scratch(s->target));
+	if (exists && !owned && !s->force) {
+		/* The user's file: read what is there, never grow it. */
+		if (!writes && check_read_size(file, &st, s->size_bytes, err, errlen))
+			return -1;
+		p.create_bytes = 0;
+	}
 	if (pmr_open(&p, &sh->region, err, errlen))
 		return -1;
-	if (pmem_file && old_bytes < pmr_size(sh->region))
+	if (has_file && (owned || s->force) && old_bytes < pmr_size(sh->region))
 		layout_region(sh->region, old_bytes);
 	pmr_get_info(sh->region, &info);
 	/* pmr.h: a PMR (real or fake) is written by one thread at a time. */
@@ -772,6 +855,16 @@ static void run_jobs(struct io_shared *sh, struct run_result *r)
 	free(jobs);
 }
 
+/* The I/O buffers of all jobs together: a quarter of RAM, at most 4 GiB. */
+static uint64_t io_buf_cap(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t q = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 4
+					  : IO_BUF_MAX_BYTES;
+
+	return q < IO_BUF_MAX_BYTES ? q : IO_BUF_MAX_BYTES;
+}
+
 static int validate_spec(const struct io_spec *s, char *err, size_t errlen)
 {
 	if (!s->target || !*s->target)
@@ -791,6 +884,15 @@ static int validate_spec(const struct io_spec *s, char *err, size_t errlen)
 		snprintf(err, errlen, "--iodepth_batch_submit must be in 1..iodepth");
 	else if (s->rwmixread < 0 || s->rwmixread > 100)
 		snprintf(err, errlen, "--rwmixread must be in 0..100");
+	else if ((uint64_t)s->bs_bytes * s->iodepth * s->numjobs > io_buf_cap())
+		snprintf(err, errlen,
+			 "--bs %u x --iodepth %u x --numjobs %u needs %" PRIu64
+			 " MiB of I/O buffers, more than the %" PRIu64
+			 " MiB allowed (a quarter of RAM, at most 4 GiB): lower "
+			 "--bs, --iodepth or --numjobs",
+			 s->bs_bytes, s->iodepth, s->numjobs,
+			 ((uint64_t)s->bs_bytes * s->iodepth * s->numjobs) >> 20,
+			 io_buf_cap() >> 20);
 	else
 		return 0;
 	return -1;
@@ -823,5 +925,8 @@ out:
 	if (sh.fd >= 0)
 		close(sh.fd);
 	pmr_close(sh.region);
+	/* Refused: leave nothing behind that this run created. */
+	if (sh.created && r->err == PMWAL_BENCH_EUSAGE)
+		target_unclaim(spec->target);
 	return r;
 }

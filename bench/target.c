@@ -70,6 +70,31 @@ static bool holds_pmwal_log(const char *target)
 	return ret == 0 || ret == PMWAL_ECORRUPT;
 }
 
+/* A regular file (PATH, file:, pmem:, fakepmr:) with data that bench did
+ * not create: the user's, refused for writes (log, recovery, primitives and
+ * io alike). */
+static int scratch_path(const char *t, char *buf, size_t len);
+static bool is_scratch_file(const char *file);
+
+static bool users_file(const char *target, char *err, size_t errlen)
+{
+	enum pmwal_target_kind k = target_kind(target);
+	char file[4096];
+	struct stat st;
+
+	if ((k != PMWAL_TARGET_FILE && k != PMWAL_TARGET_PMEM &&
+	     k != PMWAL_TARGET_FAKEPMR) ||
+	    scratch_path(target, file, sizeof(file)) || stat(file, &st) ||
+	    !S_ISREG(st.st_mode) || st.st_size == 0 || is_scratch_file(file))
+		return false;
+	snprintf(err, errlen,
+		 "%s is a file pmwal bench did not create (%lld bytes); a write "
+		 "benchmark would overwrite it (pass --force to write anyway, or name a "
+		 "new file: bench creates it and reuses it on the next run)",
+		 file, (long long)st.st_size);
+	return true;
+}
+
 int target_check_writable(const char *target, bool force, char *err, size_t errlen)
 {
 	const char *file = target_file(target), *path = file ? file : target;
@@ -78,6 +103,8 @@ int target_check_writable(const char *target, bool force, char *err, size_t errl
 
 	if (!what && !force && !target_is_scratch(target) && holds_pmwal_log(target))
 		what = "a pmwal log";
+	if (!what && !force && users_file(target, err, errlen))
+		return -1;
 	if (!what)
 		return 0;
 	snprintf(err, errlen,
@@ -172,60 +199,101 @@ static int scratch_path(const char *t, char *buf, size_t len)
 }
 
 /*
- * A file bench created is its scratch file, wherever the user named it: it
- * carries the extended attribute user.pmwal.bench (as bench io marks the
- * files it lays out), or, on a filesystem without user xattrs, a marker
- * beside it (PATH.pmwal-bench) holding its device and inode. A second run of
- * the same command (or one after a killed run) may write over the log or
- * data the first left; a file bench did not create is still refused without
- * --force.
+ * A file bench created is its scratch file, wherever the user named it. Bench
+ * marks a file only when it creates it (open O_CREAT|O_EXCL, which never
+ * follows a symlink), on the descriptor it created: the extended attribute
+ * user.pmwal.bench, or, only on a filesystem that refuses user xattrs, a
+ * marker beside it (PATH.pmwal-bench) recording the file's device, inode and
+ * birth time, so a stale marker does not pass for a new file on a reused
+ * inode. A marked file may be written over, emptied or (a default name)
+ * deleted by this run or the next; a file without the mark is the user's:
+ * a write refuses it without --force, and nothing deletes it. A symlink is
+ * never bench's, wherever it points.
  */
 #define SCRATCH_XATTR "user.pmwal.bench"
+#define SCRATCH_LINE  "pmwal bench scratch file dev=%llu ino=%llu btime=%lld.%u"
 
 static void marker_path(const char *file, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s.pmwal-bench", file);
 }
 
-static bool is_scratch_file(const char *file)
+static bool xattr_unsupported(int err)
 {
-	char mk[4200], line[128];
-	struct stat st;
-	unsigned long long dev, ino;
-	bool ok = false;
-
-	if (getxattr(file, SCRATCH_XATTR, line, sizeof(line)) > 0)
-		return true;
-	marker_path(file, mk, sizeof(mk));
-	FILE *f = fopen(mk, "r");
-	if (!f)
-		return false;
-	if (fgets(line, sizeof(line), f) && stat(file, &st) == 0 && S_ISREG(st.st_mode) &&
-	    sscanf(line, "pmwal bench scratch file dev=%llu ino=%llu", &dev, &ino) == 2)
-		ok = dev == (unsigned long long)st.st_dev &&
-		     ino == (unsigned long long)st.st_ino;
-	fclose(f);
-	return ok;
+	return err == ENOTSUP || err == EOPNOTSUPP;
 }
 
-static bool mark_scratch(const char *file)
+/* The identity a marker records: device, inode, birth time (0 where the
+ * filesystem keeps none). */
+static int file_identity(int dirfd, const char *file, int flags, char *buf, size_t len)
 {
-	char mk[4200];
+	struct statx sx;
+
+	if (statx(dirfd, file, flags | AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_BTIME,
+		  &sx))
+		return -1;
+	if (!S_ISREG(sx.stx_mode))
+		return -1;
+	bool bt = sx.stx_mask & STATX_BTIME;
+	snprintf(buf, len, SCRATCH_LINE,
+		 (unsigned long long)makedev(sx.stx_dev_major, sx.stx_dev_minor),
+		 (unsigned long long)sx.stx_ino, bt ? (long long)sx.stx_btime.tv_sec : 0LL,
+		 bt ? sx.stx_btime.tv_nsec : 0u);
+	return 0;
+}
+
+static bool is_scratch_file(const char *file)
+{
+	char mk[4200], line[160], want[160];
 	struct stat st;
 
-	if (setxattr(file, SCRATCH_XATTR, "scratch", 7, 0) == 0)
+	if (lstat(file, &st) || !S_ISREG(st.st_mode))
+		return false; /* missing, a symlink, a device: never bench's */
+	if (lgetxattr(file, SCRATCH_XATTR, line, sizeof(line)) > 0)
 		return true;
-	if (stat(file, &st))
+	/* The marker counts only where the filesystem has no user xattrs: where
+	 * it has them, a file without the attribute is not bench's. */
+	if (!xattr_unsupported(errno))
 		return false;
 	marker_path(file, mk, sizeof(mk));
-	FILE *f = fopen(mk, "w");
-	if (!f)
+	int fd = open(mk, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
 		return false;
-	fprintf(f,
-		"pmwal bench scratch file dev=%llu ino=%llu\n"
-		"(pmwal bench created %s and may write over it; delete both)\n",
-		(unsigned long long)st.st_dev, (unsigned long long)st.st_ino, file);
+	ssize_t n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0 || file_identity(AT_FDCWD, file, 0, want, sizeof(want)))
+		return false;
+	line[n] = 0;
+	line[strcspn(line, "\n")] = 0;
+	return !strcmp(line, want);
+}
+
+/* Marks the file bench just created (@fd, from O_EXCL) as its own. */
+static bool mark_created(int fd, const char *file)
+{
+	char mk[4200], id[160];
+
+	if (fsetxattr(fd, SCRATCH_XATTR, "scratch", 7, 0) == 0)
+		return true;
+	if (!xattr_unsupported(errno) || file_identity(fd, "", AT_EMPTY_PATH, id, sizeof(id)))
+		return false;
+	marker_path(file, mk, sizeof(mk));
+	int m = open(mk, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (m < 0)
+		return false;
+	FILE *f = fdopen(m, "w");
+	if (!f) {
+		close(m);
+		return false;
+	}
+	fprintf(f, "%s\n(pmwal bench created %s and may write over it; delete both)\n", id,
+		file);
 	return fclose(f) == 0;
+}
+
+int target_path(const char *t, char *buf, size_t len)
+{
+	return scratch_path(t, buf, len);
 }
 
 bool target_is_scratch(const char *t)
@@ -235,77 +303,87 @@ bool target_is_scratch(const char *t)
 	return !scratch_path(t, file, sizeof(file)) && is_scratch_file(file);
 }
 
-static bool target_owned(const char *t);
-
 bool target_claim(const char *t)
 {
 	char file[4096];
-	struct stat st;
 
-	if (scratch_path(t, file, sizeof(file)))
-		return false;
-	/* Under /dev a missing name is a missing device, not a file to make. */
-	if (!strncmp(file, "/dev/", 5) && strncmp(file, "/dev/shm/", 9))
-		return false;
-	/* A default target's name is bench's: one a killed run left is ours. */
-	if (target_owned(file) && stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
-		(void)mark_scratch(file);
+	if (scratch_path(t, file, sizeof(file))) {
+		errno = EINVAL;
 		return false;
 	}
-	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	/* Under /dev a missing name is a missing device, not a file to make. */
+	if (!strncmp(file, "/dev/", 5) && strncmp(file, "/dev/shm/", 9)) {
+		errno = ENODEV;
+		return false;
+	}
+	/* O_EXCL: only a name that is free (no file, no symlink) becomes ours. */
+	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return false; /* there already, or not ours to create */
-	close(fd);
-	if (!mark_scratch(file)) {
+	if (!mark_created(fd, file)) {
+		int e = errno;
+		close(fd);
 		unlink(file);
+		errno = e;
 		return false;
 	}
+	close(fd);
 	return true;
+}
+
+static void remove_scratch(const char *file)
+{
+	char mk[4200];
+
+	marker_path(file, mk, sizeof(mk));
+	unlink(file);
+	unlink(mk); /* ENOENT where the mark was the xattr */
 }
 
 void target_unclaim(const char *t)
 {
-	char file[4096], mk[4200];
+	char file[4096];
 
-	if (scratch_path(t, file, sizeof(file)) || !is_scratch_file(file))
-		return;
-	marker_path(file, mk, sizeof(mk));
-	unlink(file);
-	unlink(mk);
+	if (!scratch_path(t, file, sizeof(file)) && is_scratch_file(file))
+		remove_scratch(file);
 }
 
 void target_reset_scratch(const char *t)
 {
 	char file[4096];
 
-	if (!scratch_path(t, file, sizeof(file)) && is_scratch_file(file))
-		(void)truncate(file, 0);
+	if (scratch_path(t, file, sizeof(file)) || !is_scratch_file(file))
+		return;
+	int fd = open(file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		(void)ftruncate(fd, 0);
+		close(fd);
+	}
 }
 
-static bool target_owned(const char *t)
+static bool default_name(const char *t)
 {
-	static const char *const names[] = {"/pmwal-bench.dat", "/pmwal-bench.wal",
-					    "/pmwal-bench-pmr.dat",
-					    "/pmwal-bench-pmr.wal"};
-	size_t n = strlen(t);
+	static const char *const names[] = {"pmwal-bench.dat", "pmwal-bench.wal",
+					    "pmwal-bench-pmr.dat",
+					    "pmwal-bench-pmr.wal"};
+	const char *base = strrchr(t, '/');
 
-	for (int i = 0; i < 4; i++) {
-		size_t k = strlen(names[i]);
-		if (n > k && !strcmp(t + n - k, names[i]))
+	base = base ? base + 1 : t;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(base, names[i]))
 			return true;
-	}
 	return false;
 }
 
 void target_remove_owned(const char *t)
 {
-	char file[4096], mk[4200];
+	char file[4096];
 
-	if (scratch_path(t, file, sizeof(file)) || !target_owned(file))
-		return;
-	unlink(file);
-	marker_path(file, mk, sizeof(mk));
-	unlink(mk);
+	/* A default name with bench's mark: a file with that name but no mark
+	 * is the user's, and stays. */
+	if (!scratch_path(t, file, sizeof(file)) && default_name(file) &&
+	    is_scratch_file(file))
+		remove_scratch(file);
 }
 
 static json_t *cpu_json(void)

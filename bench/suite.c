@@ -167,6 +167,14 @@ static json_t *log_job(struct bench_ctx *c, struct log_spec *s, const char *labe
 	snprintf(progress_job, sizeof(progress_job), "%.60s @ %.32s", name,
 		 *label ? label : s->target);
 	suite_eta(s->ramp_ns + s->runtime_ns);
+	/* Nothing is removed or cut under a log another process writes. */
+	char werr[512];
+
+	if (log_check_no_writer(s->target, werr, sizeof(werr))) {
+		fprintf(stderr, "pmwal bench: %s\n", werr);
+		ctx_note_status(c, PMWAL_BENCH_EUSAGE);
+		return NULL;
+	}
 	/* Default targets and files a run created are ours: start each run from
 	 * a fresh log (a second run must not trip over the first one's log). */
 	target_remove_owned(s->target);
@@ -271,6 +279,11 @@ json_t *run_recovery(struct bench_ctx *c, const char *target, const char *label,
 	snprintf(progress_job, sizeof(progress_job), "recovery @ %.32s",
 		 *label ? label : target);
 	suite_eta(0);
+	if (log_check_no_writer(target, err, sizeof(err))) {
+		fprintf(stderr, "pmwal bench: recovery on %s: %s\n", target, err);
+		ctx_note_status(c, PMWAL_BENCH_EUSAGE);
+		return NULL;
+	}
 	target_remove_owned(target);
 	bool created = target_claim(target);
 	if (!created)

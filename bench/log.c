@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,14 @@ int log_check_no_writer(const char *target, char *err, size_t errlen)
 	/* An error (no such file yet, not a target): nobody writes it. */
 	if (!target || pmwal_writer_pid(target, &pid) || !pid)
 		return 0;
+	/* A writer just killed: its lock goes with its last file reference,
+	 * which the kernel may drop a moment after the process (an io_uring
+	 * instance is torn down after its task). Up to 3 s for a dead pid. */
+	for (int i = 0; pid > 0 && i < 150 && kill((pid_t)pid, 0) && errno == ESRCH; i++) {
+		usleep(20000);
+		if (pmwal_writer_pid(target, &pid) || !pid)
+			return 0;
+	}
 	if (pid > 0)
 		snprintf(err, errlen,
 			 "%s is open for writing by pid %ld (another bench run?); "

@@ -81,7 +81,12 @@ void io_fio_command(const struct io_spec *s, char *buf, size_t len)
 
 	if (region)
 		at = cat(buf, len, at, "%s", "PMEM_IS_PMEM_FORCE=1 ");
-	at = cat(buf, len, at, "fio --name=pmwal --filename=%s", path);
+	char arg[4200], quoted[8500];
+
+	/* Pasted into a shell, a path with spaces or ';' stays one argument. */
+	snprintf(arg, sizeof(arg), "--filename=%s", path);
+	shell_quote(arg, quoted, sizeof(quoted));
+	at = cat(buf, len, at, "fio --name=pmwal %s", quoted);
 	at = cat(buf, len, at, " --ioengine=%s", region ? "libpmem" : "io_uring");
 	at = cat(buf, len, at, " --direct=%s", s->direct || region ? "1" : "0");
 	at = cat(buf, len, at, " --rw=%s", rw_name(s->rw));

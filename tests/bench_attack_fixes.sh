@@ -207,6 +207,14 @@ for j in json.load(open(sys.argv[1]))['jobs']:
     if '--filename=' + sys.argv[2] not in args:
         print('FAIL: ' + cmd); sys.exit(1)
 PY
+expect 0 "bench io in a quoted dir" -- "$pmwal" bench io "$work/it's dir/a b;c.dat" --size 16m \
+	--rw write --runtime 100ms --ramp 0 --quiet --json q2.json
+python3 - q2.json "$work/it's dir/a b;c.dat" <<'PY' || fail "bench io's fio_command does not split back to the file name"
+import json, shlex, sys
+cmd = json.load(open(sys.argv[1]))['jobs'][0]['pmwal']['fio_command']
+if '--filename=' + sys.argv[2] not in shlex.split(cmd):
+    print('FAIL: ' + cmd); sys.exit(1)
+PY
 
 step "pmwal bench WORD: every mode listed, a path pointed at bench io"
 expect 2 "an unknown mode" -- "$pmwal" bench sideways

@@ -153,6 +153,15 @@ static const char *flash_dir(void)
 	return "/var/tmp";
 }
 
+/* Where "pmem" and "pmr" live: a tmpfs directory, $PMWAL_BENCH_SHM or
+ * /dev/shm (two runs at once, e.g. test suites, give each its own). */
+static const char *shm_dir(void)
+{
+	const char *d = getenv("PMWAL_BENCH_SHM");
+
+	return d && *d ? d : "/dev/shm";
+}
+
 const char *target_resolve(const char *t, int role, char *label, size_t labellen)
 {
 	static char paths[2][3][4096];
@@ -165,7 +174,7 @@ const char *target_resolve(const char *t, int role, char *label, size_t labellen
 		return paths[role][0];
 	}
 	if (!strcmp(t, "pmem") || !strcmp(t, "emulated")) {
-		snprintf(paths[role][1], sizeof(paths[0][0]), "pmem:/dev/shm/%s", name);
+		snprintf(paths[role][1], sizeof(paths[0][0]), "pmem:%s/%s", shm_dir(), name);
 		snprintf(label, labellen, "emulated pmem");
 		force_cache_line(paths[role][1]);
 		return paths[role][1];
@@ -173,8 +182,8 @@ const char *target_resolve(const char *t, int role, char *label, size_t labellen
 	/* The fake PMR: NVMe PMR's registers and barrier protocol over a file in
 	 * /dev/shm; it measures the protocol's CPU cost, not a device. */
 	if (!strcmp(t, "pmr") || !strcmp(t, "fakepmr")) {
-		snprintf(paths[role][2], sizeof(paths[0][0]),
-			 "fakepmr:/dev/shm/pmwal-bench-pmr.%s", role ? "wal" : "dat");
+		snprintf(paths[role][2], sizeof(paths[0][0]), "fakepmr:%s/pmwal-bench-pmr.%s",
+			 shm_dir(), role ? "wal" : "dat");
 		snprintf(label, labellen, "emulated PMR");
 		return paths[role][2];
 	}

@@ -11,7 +11,11 @@ pmwal=${1:?usage: bench_smoke.sh PATH/TO/pmwal}
 pmwal=$(cd "$(dirname "$pmwal")" && pwd)/$(basename "$pmwal")
 # A disk filesystem: O_DIRECT is refused on tmpfs.
 work=$(mktemp -d /var/tmp/pmwal-bench-smoke.XXXXXX)
-trap 'rm -rf "$work"; rm -f /dev/shm/pmwal-bench.dat /dev/shm/pmwal-bench.wal /dev/shm/pmwal-bench-pmr.dat /dev/shm/pmwal-bench-pmr.wal /dev/shm/pmwal-smoke-pmr.wal*' EXIT
+# The default pmem and PMR targets in a directory of this run's own: another
+# run at the same time (or a user's bench) keeps its files.
+PMWAL_BENCH_SHM=$(mktemp -d /dev/shm/pmwal-smoke-XXXXXX) || exit 1
+export PMWAL_BENCH_SHM
+trap 'rm -rf "$work" "$PMWAL_BENCH_SHM"; rm -f /dev/shm/pmwal-smoke-pmr.wal*' EXIT
 cd "$work" || exit 1
 fails=0
 

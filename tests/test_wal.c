@@ -763,7 +763,9 @@ static const struct wal_dev_ops gate_ops = {
 
 struct leader_arg {
 	struct pmwal *w;
+	struct gate_dev *g;
 	int rc;
+	bool done; /* under g->mu */
 };
 
 static void *append_and_sync(void *arg)
@@ -773,6 +775,11 @@ static void *append_and_sync(void *arg)
 	a->rc = pmwal_append(a->w, "first", 5, NULL);
 	if (!a->rc)
 		a->rc = pmwal_sync(a->w);
+	/* Finished, through the gate or not (an error writes nothing). */
+	pthread_mutex_lock(&a->g->mu);
+	a->done = true;
+	pthread_cond_broadcast(&a->g->cv);
+	pthread_mutex_unlock(&a->g->mu);
 	return NULL;
 }
 
@@ -801,7 +808,9 @@ static void *wait_for(void *arg)
  */
 Test(commit, a_group_staged_behind_another_threads_lead_is_written, .timeout = 120)
 {
-	struct sim_dev *sim = sim_new(1u << 20);
+	/* 16 MiB: 400 rounds of up to two 4 KiB groups never fill it (a full
+	 * log made t1 fail without writing, and this test wait forever). */
+	struct sim_dev *sim = sim_new(16u << 20);
 	struct gate_dev g = {.inner = sim_wal_dev(sim)};
 	struct pmwal_options o = tu_sim_opts(PMWAL_OPEN_CREATE, 0);
 	struct pmwal *w;
@@ -814,7 +823,7 @@ Test(commit, a_group_staged_behind_another_threads_lead_is_written, .timeout = 1
 	o.commit_policy = PMWAL_COMMIT_BUFFERED;
 	cr_assert_eq(wal_open_dev(&o, &g.dev, &w), 0);
 	for (int round = 0; round < 400 && met < 5; round++) {
-		struct leader_arg la = {.w = w};
+		struct leader_arg la = {.w = w, .g = &g};
 		pthread_t t1;
 
 		pthread_mutex_lock(&g.mu);
@@ -822,10 +831,18 @@ Test(commit, a_group_staged_behind_another_threads_lead_is_written, .timeout = 1
 		pthread_mutex_unlock(&g.mu);
 		pthread_create(&t1, NULL, append_and_sync, &la);
 		pthread_mutex_lock(&g.mu);
-		while (!g.blocked)
+		while (!g.blocked && !la.done)
 			pthread_cond_wait(&g.cv, &g.mu);
-		bool ours = pthread_equal(g.leader, t1);
+		bool through_gate = g.blocked;
+		bool ours = through_gate && pthread_equal(g.leader, t1);
+		g.armed = false;
 		pthread_mutex_unlock(&g.mu);
+		if (!through_gate) { /* t1 wrote nothing: it can only have failed */
+			pthread_join(t1, NULL);
+			cr_assert_neq(la.rc, 0, "round %d: a sync returned without a write", round);
+			cr_assert_fail("round %d: the append or sync failed: %s", round,
+				       pmwal_strerror(la.rc));
+		}
 		struct waiter_arg wa = {.w = w};
 		pthread_t t2;
 

@@ -429,6 +429,81 @@ Test(lock, a_child_forked_while_open_holds_the_lock_until_it_exits, .init = setu
 }
 
 /*
+ * A process given the pid of a writer that has exited (pids wrap; CI saw it
+ * happen within the seconds a dead writer's lock outlived it) is not the
+ * writer: the next opener must not name it as the holder, and must wait for
+ * and blame what the dead writer left (here a child it forked). The pid is
+ * handed out again on purpose through /proc/sys/kernel/ns_last_pid (root).
+ */
+Test(lock, a_dead_writers_pid_given_to_another_process_is_not_the_writer,
+     .init = setup_disk, .fini = teardown, .timeout = 60)
+{
+	char line[64];
+
+	snprintf(target, sizeof(target), "%s/log", dir);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	char *argv[] = {PMWAL_LOCK_HOLDER, target, "fork", NULL};
+	pid_t writer = spawn_line(argv, line, sizeof(line));
+
+	cr_assert_gt(writer, 0);
+	waitpid(writer, NULL, 0);
+	long child = strtol(line, NULL, 10);
+
+	cr_assert_gt(child, 0, "lock_holder fork printed '%s'", line);
+	/* A stranger with the writer's pid: ask for pid writer - 1 as the last
+	 * one given, then start one (others may take it first: try again). */
+	pid_t stranger = -1;
+
+	for (int attempt = 0; attempt < 20 && stranger != writer; attempt++) {
+		if (stranger > 0) {
+			kill(stranger, SIGKILL);
+			waitpid(stranger, NULL, 0);
+		}
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "we");
+
+		if (!f || fprintf(f, "%d", (int)writer - 1) < 0 || fclose(f)) {
+			kill((pid_t)child, SIGKILL);
+			cr_skip_test("cannot choose the next pid here (needs root: "
+				     "/proc/sys/kernel/ns_last_pid): %s",
+				     strerror(errno));
+		}
+		char *sleeper[] = {"sleep", "60", NULL};
+
+		if (posix_spawnp(&stranger, "sleep", NULL, NULL, sleeper, environ))
+			stranger = -1;
+	}
+	if (stranger != writer) {
+		kill((pid_t)child, SIGKILL);
+		if (stranger > 0) {
+			kill(stranger, SIGKILL);
+			waitpid(stranger, NULL, 0);
+		}
+		cr_skip_test("pid %ld was never handed out again in 20 tries", (long)writer);
+	}
+	long who = 0;
+
+	cr_assert_eq(pmwal_writer_pid(target, &who), 0);
+	cr_expect_eq(who, -1, "pmwal_writer_pid names pid %ld, now a sleep, as the writer",
+		     who);
+	struct pmwal_options o = opts(0);
+	int rc = pmwal_open(&o, &w);
+
+	cr_expect_eq(rc, -EBUSY, "%s", pmwal_strerror(rc));
+	cr_expect(strstr(errbuf, "forked") && strstr(errbuf, "exited"),
+		  "the stranger was named as the writer: %s", errbuf);
+	kill((pid_t)child, SIGKILL);
+	rc = pmwal_open(&o, &w);
+	cr_expect_eq(rc, 0, "after the child died, with the stranger alive: %s (%s)",
+		     pmwal_strerror(rc), errbuf);
+	if (rc == 0)
+		cr_assert_eq(pmwal_close(w), 0);
+	kill(stranger, SIGKILL);
+	waitpid(stranger, NULL, 0);
+}
+
+/*
  * Who writes the log, asked from outside without taking the lock: nobody, this
  * process while a handle is open, another process while it holds the log, and
  * nobody again once it is gone; refusals for what is no log.

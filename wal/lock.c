@@ -8,9 +8,14 @@
  * address. The kernel drops the lock when its holder dies, however it dies,
  * so a crashed writer never blocks the next one; read-only opens take no
  * lock. OFD locks hide their owner (F_OFD_GETLK reports pid -1), so the
- * holder also locks byte WAL_LOCK_PID_BASE + its pid and byte
- * WAL_LOCK_NS_BASE + its PID namespace's inode, and a refused opener reads
- * them back from those locks' offsets to say who holds the log.
+ * holder also locks byte WAL_LOCK_PID_BASE + its pid, byte
+ * WAL_LOCK_NS_BASE + its PID namespace's inode and byte
+ * WAL_LOCK_START_BASE + its start time, and a refused opener reads them back
+ * from those locks' offsets to say who holds the log. The start time tells
+ * the holder from a later process given the same pid: pids wrap (32768 on a
+ * small machine), and CI once saw a dead writer's pid reused within the
+ * seconds its lock outlived it, so the next opener named a stranger as the
+ * writer and refused the log.
  *
  * On a file or block device the lock is taken on a duplicate of the
  * descriptor the device writes through, not on a second open of the path:
@@ -37,6 +42,8 @@
 #define WAL_LOCK_PID_SPAN (1ull << 23) /* above PID_MAX_LIMIT (2^22) */
 #define WAL_LOCK_NS_BASE  (1ull << 44)
 #define WAL_LOCK_NS_SPAN  (1ull << 32) /* namespace inode numbers fit 32 bits */
+#define WAL_LOCK_START_BASE (1ull << 48)
+#define WAL_LOCK_START_SPAN (1ull << 40) /* clock ticks since boot: centuries */
 #define WAL_LOCK_WAIT_MS  3000	       /* for a holder that has exited */
 
 static int ofd_lock(int fd, short type, uint64_t start, uint64_t len, int cmd,
@@ -70,7 +77,8 @@ static uint64_t pid_ns(void)
 	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino % WAL_LOCK_NS_SPAN : 0;
 }
 
-/* Has @pid exited (gone, or a zombie not yet reaped)? */
+/* The state letter and start time (clock ticks since boot) of process @pid,
+ * from /proc: 0 or -errno. */
 int wal_proc_stat(long pid, char *state, uint64_t *start)
 {
 	char path[64], buf[1024];
@@ -101,13 +109,31 @@ int wal_proc_stat(long pid, char *state, uint64_t *start)
 	return 0;
 }
 
-static bool holder_exited(long pid)
+/* The start time of process @pid in clock ticks since boot, 0 if unknown. */
+static uint64_t proc_start(long pid)
+{
+	uint64_t t = 0;
+
+	return wal_proc_stat(pid, NULL, &t) ? 0 : t;
+}
+
+/*
+ * Has the holder @pid, started at @start (clock ticks since boot; -1 for a
+ * holder that left no start mark) exited? Gone, a zombie, or its pid now
+ * another process's.
+ */
+static bool holder_exited(long pid, long long start)
 {
 	char state;
+	uint64_t t = 0;
 
 	if (kill((pid_t)pid, 0) != 0)
 		return errno == ESRCH;
-	return wal_proc_stat(pid, &state, NULL) == 0 && (state == 'Z' || state == 'X');
+	if (wal_proc_stat(pid, &state, &t) != 0)
+		return false;
+	if (state == 'Z' || state == 'X')
+		return true;
+	return start > 0 && t && t != (uint64_t)start;
 }
 
 static int lock_node(const struct pmwal_target *t, char *node, size_t len)
@@ -185,7 +211,10 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		}
 		long long pid = lock_mark(fd, WAL_LOCK_PID_BASE, WAL_LOCK_PID_SPAN);
 		long long hns = lock_mark(fd, WAL_LOCK_NS_BASE, WAL_LOCK_NS_SPAN);
+		long long hstart = lock_mark(fd, WAL_LOCK_START_BASE, WAL_LOCK_START_SPAN);
 		bool here = ns && hns >= 0 && (uint64_t)hns == ns;
+		bool exited = pid > 0 && here && pid != (long long)getpid() &&
+			      holder_exited((long)pid, hstart);
 
 		/*
 		 * A holder (of our namespace, where its pid means something) that
@@ -193,8 +222,7 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		 * writes it had in flight and lets go of its file: milliseconds.
 		 * Waiting for that is the fence a takeover needs.
 		 */
-		if (pid > 0 && here && pid != (long long)getpid() && holder_exited((long)pid) &&
-		    waited < WAL_LOCK_WAIT_MS) {
+		if (exited && waited < WAL_LOCK_WAIT_MS) {
 			usleep(5000);
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			continue;
@@ -213,7 +241,7 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 				 "%s: log is open for writing by pid %lld of another PID "
 				 "namespace (a container?); one writer at a time",
 				 target, pid);
-		else if (pid > 0 && here && waited >= WAL_LOCK_WAIT_MS)
+		else if (exited)
 			snprintf(err, errlen,
 				 "%s: log is still locked for writing %ld ms after its writer, "
 				 "pid %lld, exited: a process it forked while the log was open "
@@ -245,6 +273,10 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		       &fl);
 	if (ns)
 		(void)ofd_lock(fd, F_WRLCK, WAL_LOCK_NS_BASE + ns, 1, F_OFD_SETLK, &fl);
+	uint64_t start = proc_start((long)getpid());
+
+	if (start && start < WAL_LOCK_START_SPAN)
+		(void)ofd_lock(fd, F_WRLCK, WAL_LOCK_START_BASE + start, 1, F_OFD_SETLK, &fl);
 	return 0;
 }
 
@@ -346,9 +378,15 @@ static long probe_fd(int fd)
 		return 0;
 	long long pid = lock_mark(fd, WAL_LOCK_PID_BASE, WAL_LOCK_PID_SPAN);
 	long long hns = lock_mark(fd, WAL_LOCK_NS_BASE, WAL_LOCK_NS_SPAN);
+	long long hstart = lock_mark(fd, WAL_LOCK_START_BASE, WAL_LOCK_START_SPAN);
 	uint64_t ns = pid_ns();
 
-	return pid > 0 && ns && hns >= 0 && (uint64_t)hns == ns ? (long)pid : -1;
+	if (pid <= 0 || !ns || hns < 0 || (uint64_t)hns != ns)
+		return -1;
+	/* The pid now names another process: the holder is not it. */
+	uint64_t t = hstart > 0 ? proc_start((long)pid) : 0;
+
+	return t && t != (uint64_t)hstart ? -1 : (long)pid;
 }
 
 int pmwal_writer_pid(const char *target, long *pid)

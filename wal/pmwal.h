@@ -377,8 +377,9 @@ int pmwal_stat(struct pmwal *w, struct pmwal_info *info);
  * Who holds the writer lock of the log at @target now, without taking it
  * (any process may ask, a reader or a standby; no handle needed). *@pid gets
  * the holder's pid (> 0, this PID namespace's), -1 for a holder whose pid
- * cannot be told here (another PID namespace, or a pmwal that leaves no
- * mark), or 0 when nobody holds it. For a loop device the files below it
+ * cannot be told here (another PID namespace, a pmwal that leaves no mark, or
+ * a writer that has exited while something it left still holds the log and
+ * whose pid is now another process's), or 0 when nobody holds it. For a loop device the files below it
  * count too. The answer may be stale as soon as it is given: a writer may
  * open or die right after. Returns 0, -EINVAL (@target or @pid NULL, or not a
  * target string), or -errno opening what is locked (ENOENT: no such log).

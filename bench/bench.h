@@ -146,6 +146,12 @@ bool rw_has_dir(int rw, int dir);
 int parse_list(const char *s, bool sizes, uint64_t *vals, int max, int *count, char *err,
 	       size_t errlen);
 void fmt_bytes(char *buf, size_t len, double bytes);
+/* What a file of mode @m is, for messages ("a directory", "a FIFO", ...). */
+const char *file_kind(mode_t m);
+/* The directory @path's file is or would be in, into @dir ("." for a bare
+ * name, "/" for one in the root); 0 when it is a directory this process can
+ * create files in, else -1 with errno set. */
+int parent_dir_writable(const char *path, char *dir, size_t len);
 void fmt_ns(char *buf, size_t len, double ns);
 
 /* Token bucket (GCRA) for one direction; not thread safe (one per job). */

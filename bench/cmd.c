@@ -732,19 +732,10 @@ static void restore_stdout(struct bench_ctx *c)
 static int check_log_prefix(struct bench_ctx *c, const char *prefix, const char *opt)
 {
 	char dir[4096];
-	struct stat st;
 
 	if (!prefix)
 		return 0;
-	snprintf(dir, sizeof(dir), "%s", prefix);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = 0; /* "/p": the root */
-	else
-		*slash = 0;
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK)) {
+	if (parent_dir_writable(prefix, dir, sizeof(dir))) {
 		snprintf(c->err, sizeof(c->err),
 			 "--%s %s: %s is not a directory this run can write to", opt,
 			 prefix, dir);

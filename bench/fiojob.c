@@ -451,21 +451,11 @@ static int check_targets(struct bench_ctx *c, struct fio_file *f)
 			    (S_ISBLK(st.st_mode) && k == PMWAL_TARGET_FILE))
 				continue;
 			snprintf(msg, sizeof(msg), "%s is %s: name a regular file%s",
-				 file,
-				 S_ISDIR(st.st_mode)	? "a directory"
-				 : S_ISFIFO(st.st_mode) ? "a FIFO"
-				 : S_ISSOCK(st.st_mode) ? "a socket"
-							: "not a regular file",
+				 file, file_kind(st.st_mode),
 				 k == PMWAL_TARGET_FILE ? " or a block device" : "");
 			goto bad;
 		}
-		snprintf(dir, sizeof(dir), "%s", file);
-		char *slash = strrchr(dir, '/');
-		if (!slash)
-			snprintf(dir, sizeof(dir), ".");
-		else
-			slash[slash == dir] = 0;
-		if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK)) {
+		if (parent_dir_writable(file, dir, sizeof(dir))) {
 			snprintf(
 			    msg, sizeof(msg),
 			    "%s: cannot create it: %s is not a directory this run can "

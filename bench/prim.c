@@ -338,13 +338,7 @@ static int prim_claim_scratch(const char *scratch, char *err, size_t errlen)
 	if (lstat(file, &st)) {
 		int e = errno;
 		char dir[4096];
-		snprintf(dir, sizeof(dir), "%s", file);
-		char *slash = strrchr(dir, '/');
-		if (!slash)
-			snprintf(dir, sizeof(dir), ".");
-		else
-			slash[slash == dir] = 0;
-		if (e == ENOENT && access(dir, W_OK))
+		if (e == ENOENT && parent_dir_writable(file, dir, sizeof(dir)))
 			e = errno;
 		snprintf(err, errlen,
 			 "cannot create the primitives' scratch file %s: %s (the "

@@ -311,16 +311,6 @@ void shell_quote(const char *s, char *out, size_t len)
 	*o = 0;
 }
 
-static const char *file_kind(mode_t m)
-{
-	return S_ISDIR(m)    ? "a directory"
-	       : S_ISFIFO(m) ? "a FIFO"
-	       : S_ISSOCK(m) ? "a socket"
-	       : S_ISBLK(m)  ? "a block device"
-	       : S_ISCHR(m)  ? "a character device"
-			     : "not a regular file";
-}
-
 int output_file_check(const char *opt, const char *path, char *err, size_t errlen)
 {
 	char dir[4096];
@@ -342,13 +332,7 @@ int output_file_check(const char *opt, const char *path, char *err, size_t errle
 			 S_ISDIR(st.st_mode) ? ", e.g. a .json inside it" : "");
 		return -1;
 	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		slash[slash == dir] = 0;
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK)) {
+	if (parent_dir_writable(path, dir, sizeof(dir))) {
 		snprintf(err, errlen,
 			 "%s %s: %s is not a directory this run can write to", opt, path,
 			 dir);

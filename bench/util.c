@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -390,6 +391,37 @@ int parse_list(const char *s, bool sizes, uint64_t *vals, int max, int *count, c
 		}
 	}
 	return 0;
+}
+
+const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISLNK(m)  ? "a symbolic link"
+			     : "not a regular file";
+}
+
+int parent_dir_writable(const char *path, char *dir, size_t len)
+{
+	struct stat st;
+
+	snprintf(dir, len, "%s", path);
+	char *slash = strrchr(dir, '/');
+
+	if (!slash)
+		snprintf(dir, len, ".");
+	else
+		slash[slash == dir] = 0;
+	if (stat(dir, &st))
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return access(dir, W_OK);
 }
 
 void fmt_bytes(char *buf, size_t len, double bytes)

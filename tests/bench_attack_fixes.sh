@@ -12,6 +12,8 @@
 # About 20 s on two cores.
 # usage: bench_attack_fixes.sh PATH/TO/pmwal
 set -u
+. "$(cd "$(dirname "$0")" && pwd)/support/bench_lib.sh"
+expect_timeout=30
 pmwal=${1:?usage: bench_attack_fixes.sh PATH/TO/pmwal}
 pmwal=$(cd "$(dirname "$pmwal")" && pwd)/$(basename "$pmwal")
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed (scripts/deps.sh test)"; exit 77; }
@@ -21,25 +23,7 @@ shm=$(mktemp -d /dev/shm/pmwal-attack-fixes.XXXXXX)
 bgpid=
 trap '[ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null; rm -rf "$work" "$shm"' EXIT
 cd "$work" || exit 1
-fails=0
 
-step() { printf '== %s\n' "$*"; }
-fail() { printf 'FAIL: %s\n' "$*"; fails=$((fails + 1)); }
-expect() { # expect STATUS DESCRIPTION -- command...
-	local want=$1 what=$2; shift 3
-	timeout 30 "$@" >"$work/out.txt" 2>"$work/err.txt"
-	local got=$?
-	if [ "$got" != "$want" ]; then
-		fail "$what: exit $got, expected $want"
-		cat "$work/out.txt" "$work/err.txt" | sed 's/^/   | /' | tail -20
-	fi
-}
-has() { # has FILE STRING...: every string occurs in FILE
-	local f=$1; shift
-	for s in "$@"; do
-		grep -q -- "$s" "$f" || { fail "$f lacks '$s'"; sed 's/^/   | /' "$f" | tail -5; }
-	done
-}
 same() { # same FILE SUM: FILE is still what it was
 	[ "$(sha1sum <"$1")" = "$2" ] || fail "$1 was changed"
 }
@@ -222,5 +206,4 @@ has err.txt "suite" "io, log, recovery, primitives, dual, compare"
 expect 2 "a path as the mode" -- "$pmwal" bench "$work/precious"
 has err.txt "pmwal bench io $work/precious"
 
-echo "$fails failure(s)"
-[ "$fails" = 0 ]
+finish bench_attack_fixes

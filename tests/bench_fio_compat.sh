@@ -12,6 +12,7 @@
 # jsonschema are missing. About 20 s on two cores.
 # usage: bench_fio_compat.sh PATH/TO/pmwal
 set -u
+. "$(cd "$(dirname "$0")" && pwd)/support/bench_lib.sh"
 pmwal=${1:?usage: bench_fio_compat.sh PATH/TO/pmwal}
 pmwal=$(cd "$(dirname "$pmwal")" && pwd)/$(basename "$pmwal")
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,25 +28,7 @@ work=$(mktemp -d /var/tmp/pmwal-fio-compat.XXXXXX)
 shm=/dev/shm/pmwal-fio-compat.$$
 trap 'rm -rf "$work"; rm -f "$shm".*' EXIT
 cd "$work" || exit 1
-fails=0
 
-step() { printf '== %s\n' "$*"; }
-fail() { printf 'FAIL: %s\n' "$*"; fails=$((fails + 1)); }
-expect() { # expect STATUS DESCRIPTION -- command...
-	local want=$1 what=$2; shift 3
-	"$@" >"$work/out.txt" 2>"$work/err.txt"
-	local got=$?
-	if [ "$got" != "$want" ]; then
-		fail "$what: exit $got, expected $want"
-		cat "$work/out.txt" "$work/err.txt" | sed 's/^/   | /' | tail -20
-	fi
-}
-has() { # has FILE STRING...: every string occurs in FILE
-	local f=$1; shift
-	for s in "$@"; do
-		grep -q -- "$s" "$f" || { fail "$f lacks '$s'"; sed 's/^/   | /' "$f" | tail -5; }
-	done
-}
 py() { python3 - "$@" || fail "python check: $*"; }
 
 step "fio 3.33 itself: a tiny json+ run, the reference key set"
@@ -415,8 +398,4 @@ expect 2 "a user's pmem file" -- "$pmwal" bench io "pmem:$shm.user" --rw write -
 has err.txt "did not create"
 [ "$(md5sum <"$shm.user")" = "$sum" ] || fail "$shm.user was written"
 
-if [ "$fails" -ne 0 ]; then
-	echo "bench_fio_compat: $fails failure(s)"
-	exit 1
-fi
-echo "bench_fio_compat: all passed"
+finish bench_fio_compat

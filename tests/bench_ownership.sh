@@ -11,6 +11,7 @@
 # About 30 s on two cores.
 # usage: bench_ownership.sh PATH/TO/pmwal
 set -u
+. "$(cd "$(dirname "$0")" && pwd)/support/bench_lib.sh"
 pmwal=${1:?usage: bench_ownership.sh PATH/TO/pmwal}
 pmwal=$(cd "$(dirname "$pmwal")" && pwd)/$(basename "$pmwal")
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed (scripts/deps.sh test)"; exit 77; }
@@ -20,25 +21,7 @@ work=$(mktemp -d /var/tmp/pmwal-own.XXXXXX)
 shm=$(mktemp -d /dev/shm/pmwal-own.XXXXXX)
 trap 'rm -rf "$work" "$shm"' EXIT
 cd "$work" || exit 1
-fails=0
 
-step() { printf '== %s\n' "$*"; }
-fail() { printf 'FAIL: %s\n' "$*"; fails=$((fails + 1)); }
-expect() { # expect STATUS DESCRIPTION -- command...
-	local want=$1 what=$2; shift 3
-	timeout 60 "$@" >"$work/out.txt" 2>"$work/err.txt"
-	local got=$?
-	if [ "$got" != "$want" ]; then
-		fail "$what: exit $got, expected $want"
-		cat "$work/out.txt" "$work/err.txt" | sed 's/^/   | /' | tail -20
-	fi
-}
-said() { # said STRING...: the last command's stderr names each string
-	local s
-	for s in "$@"; do
-		grep -q -- "$s" "$work/err.txt" || { fail "stderr lacks '$s'"; sed 's/^/   | /' "$work/err.txt" | tail -5; }
-	done
-}
 sum() { md5sum <"$1" 2>/dev/null | cut -d' ' -f1; }
 unchanged() { # unchanged FILE SUM WHAT
 	[ -f "$1" ] || { fail "$3: $1 is gone"; return; }
@@ -190,8 +173,4 @@ expect 2 "--until-full beyond free space" -- "$pmwal" bench io "$work/full.dat" 
 [ -e "$work/full.dat" ] && fail "a refused --until-full left full.dat behind"
 [ -e "$work/full.dat.pmwal-bench" ] && fail "a refused run left a marker behind"
 
-if [ "$fails" -ne 0 ]; then
-	echo "$fails check(s) failed"
-	exit 1
-fi
-echo "all ownership checks passed"
+finish bench_ownership

@@ -56,6 +56,9 @@ struct io_spec {
 	uint32_t numjobs;
 	uint32_t batch_submit; /* submit after this many queued (fio's default: 1) */
 	uint64_t size_bytes;   /* bytes of the target used; 0: its size / default */
+	uint32_t size_pct;     /* 1..100: size_bytes is that share of the existing
+				* target's size (fio's size=N%), set by
+				* io_resolve_size(); 0: size_bytes as given */
 	uint64_t runtime_ns;   /* 0: one pass over size_bytes */
 	uint64_t ramp_ns;
 	uint64_t interval_ns; /* time-series interval */
@@ -215,6 +218,13 @@ int json_write(json_t *root, const char *path, char *err, size_t errlen);
  * file (or /dev/null) this run can write, or a free name in a writable
  * directory; -1 with @err naming what is wrong (a FIFO, a directory). */
 int output_file_check(const char *opt, const char *path, char *err, size_t errlen);
+/* A directory named by @opt ("-o", "--csv") that the run writes @names
+ * (NULL-terminated: "result.json", ...) into, checked before the run: an
+ * existing directory this run can write, whose @names are free or regular
+ * files, or a free name in a writable directory (created after the run);
+ * -1 with @err naming the path and what is wrong. */
+int output_dir_check(const char *opt, const char *dir, const char *const *names,
+		     char *err, size_t errlen);
 /* @s as one shell word: as it is when it holds only safe characters, else in
  * single quotes, each ' written '\'' (a command a user pastes). */
 void shell_quote(const char *s, char *out, size_t len);
@@ -228,6 +238,11 @@ void root_add_job(json_t *root, json_t *job);
 void io_spec_defaults(struct io_spec *s);
 /* Run @spec; returns a result (check ->err) or NULL on allocation failure. */
 struct run_result *io_run(const struct io_spec *spec);
+/* --size N%: @spec->size_bytes = N% of the size its target has now (a
+ * regular file's length, a block device's, a region's). 0 (nothing to do
+ * without a percentage), or -1 with @err where there is no size to take a
+ * share of: a file that does not exist yet, an empty one. */
+int io_resolve_size(struct io_spec *spec, char *err, size_t errlen);
 /* Turn percentage caps into bytes/s, measuring each direction's maximum
  * alone first; @notes (may be NULL) gets what was measured. */
 void io_resolve_caps(struct io_spec *spec, json_t *notes);

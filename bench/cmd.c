@@ -139,6 +139,7 @@ static void usage(FILE *f)
 	    "  io           raw I/O: --rw read|write|randread|randwrite|randrw "
 	    "--rwmixread N\n"
 	    "               --bs 4k --iodepth 32 --numjobs 1 --size 1g --runtime 10s\n"
+	    "               (--size N%%: that share of an existing file or device)\n"
 	    "               --ramp 1s --sqthread-poll --hipri --direct 0|1 --no-fixed\n"
 	    "               --iodepth_batch_submit 1 (I/Os per submission, as fio)\n"
 	    "               --rate-read 500M|20%% --rate-write 100M|20%% --clients 2\n"
@@ -235,6 +236,38 @@ static int parse_dur(struct bench_ctx *c, const char *name, const char *arg,
 	return 0;
 }
 
+/* --size: bytes, or fio's N% (1..100): that share of the size the file or
+ * device has when bench io opens it (io_resolve_size). */
+static int parse_size_opt(struct bench_ctx *c, const char *arg)
+{
+	size_t n = strlen(arg);
+	char num[32], msg[256];
+	uint64_t v;
+
+	c->io.size_pct = 0;
+	if (n && arg[n - 1] == '%') {
+		if (n - 1 >= sizeof(num))
+			n = 1; /* too long to be 1..100: refused below */
+		snprintf(num, sizeof(num), "%.*s", (int)(n - 1), arg);
+		if (parse_uint(num, 1, 100, &v, msg, sizeof(msg))) {
+			snprintf(msg, sizeof(msg),
+				 "'%s': a share of the target's size is a whole "
+				 "percentage in 1..100 (fio's size=N%%)",
+				 arg);
+			return set_err(c, "size", msg);
+		}
+		c->io.size_pct = (uint32_t)v;
+		c->io.size_bytes = 0;
+		return 0;
+	}
+	if (parse_sz(c, "size", arg, &v))
+		return -1;
+	if (!v)
+		return set_err(c, "size", "must be above 0");
+	c->io.size_bytes = c->fill_bytes = v;
+	return 0;
+}
+
 /* fio's --rate=READ,WRITE (either may be empty). */
 static int parse_rate_pair(struct bench_ctx *c, const char *arg)
 {
@@ -284,12 +317,7 @@ static int parse_shape(struct bench_ctx *c, int opt, const char *arg)
 				 &c->io.batch_submit);
 	case O_SIZE:
 		c->size_set = true;
-		if (parse_sz(c, "size", arg, &v))
-			return -1;
-		if (!v)
-			return set_err(c, "size", "must be above 0");
-		c->io.size_bytes = c->fill_bytes = v;
-		return 0;
+		return parse_size_opt(c, arg);
 	case O_RUNTIME:
 		c->runtime_set = true;
 		if (parse_dur(c, "runtime", arg, &v))
@@ -768,6 +796,23 @@ static int check_json_path(struct bench_ctx *c)
 	return 0;
 }
 
+/* -o DIR and --csv DIR, checked before the run (as --json FILE): a run of
+ * minutes must not end unable to write what it measured. */
+static int check_output_dirs(struct bench_ctx *c)
+{
+	static const char *const report[] = {"result.json", "jobs.csv", "series.csv",
+					     "index.html", NULL};
+	static const char *const csv[] = {"jobs.csv", "series.csv", NULL};
+
+	if (c->report_dir &&
+	    output_dir_check("-o", c->report_dir, report, c->err, sizeof(c->err)))
+		return -1;
+	if (c->csv_dir &&
+	    output_dir_check("--csv", c->csv_dir, csv, c->err, sizeof(c->err)))
+		return -1;
+	return 0;
+}
+
 /* fio's options, checked before anything runs: where JSON and terse go,
  * --log_avg_msec as the interval, a job file read (bad input: -1 with
  * c->err, exit 2). */
@@ -933,14 +978,24 @@ int cmd_bench(int argc, char **argv)
 		json_decref(c.targets);
 		return BENCH_EXIT_USAGE;
 	}
-	if (settle_fio_options(&c, run)) {
-		fprintf(stderr, "pmwal bench: %s\n", c.err);
+	if (c.io.size_pct && run != mode_io && run != run_dual) {
+		fprintf(stderr,
+			"pmwal bench: --size %u%%: a share of an existing file's or "
+			"device's size is for bench io and dual; give bench %s a size "
+			"in bytes (e.g. --size 1g)\n",
+			c.io.size_pct, c.mode);
 		json_decref(c.root);
 		json_decref(c.targets);
 		return BENCH_EXIT_USAGE;
 	}
 	if (run == run_suite && !c.report_dir)
 		c.report_dir = "pmwal-report";
+	if (check_output_dirs(&c) || settle_fio_options(&c, run)) {
+		fprintf(stderr, "pmwal bench: %s\n", c.err);
+		json_decref(c.root);
+		json_decref(c.targets);
+		return BENCH_EXIT_USAGE;
+	}
 	bench_stop = 0;
 	bench_install_sigint();
 	(void)bench_clock_name(); /* calibrate before any thread reads the clock */

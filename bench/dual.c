@@ -164,8 +164,11 @@ int run_dual(struct bench_ctx *c)
 					      sizeof(label));
 	else
 		target_resolve(c->io.target, 0, label, sizeof(label));
+	/* --size N% is taken once, of the target as it is before any client
+	 * writes it. */
 	for (int i = 0; i < n; i++)
-		if (client_spec(c, i, &specs[i]))
+		if (client_spec(c, i, &specs[i]) ||
+		    io_resolve_size(&specs[i], c->err, sizeof(c->err)))
 			return -1;
 	/* Percentages are of each workload's maximum alone, measured here
 	 * once, not by the clients at the same time. */

@@ -163,8 +163,14 @@ static void io_options(json_t *o, json_t *opts)
 	    json_integer_value(json_object_get(opts, "iodepth_batch_submit"));
 	if (batch > 1)
 		set_int(o, "iodepth_batch_submit", batch);
-	if (json_integer_value(json_object_get(opts, "size")))
+	/* fio writes size=N% as it was given, not the bytes it came to */
+	json_int_t pct = json_integer_value(json_object_get(opts, "size_percent"));
+	if (pct) {
+		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT "%%", pct);
+		set_str(o, "size", buf);
+	} else if (json_integer_value(json_object_get(opts, "size"))) {
 		set_size(o, "size", json_object_get(opts, "size"));
+	}
 	double rt = json_number_value(json_object_get(opts, "runtime_s"));
 	if (rt > 0) {
 		time_str(buf, sizeof(buf), rt);

@@ -98,6 +98,28 @@ static int set_size(struct fio_file *f, struct fio_section *s, const char *key,
 	return 0;
 }
 
+/* fio's size=N%: a share (1..100) of the size the file or device has when
+ * its job opens it (io_resolve_size). */
+static int set_size_pct(struct fio_file *f, const char *key, const char *v,
+			struct io_spec *o)
+{
+	size_t n = strlen(v);
+	char num[32], msg[256];
+	uint64_t u;
+
+	if (n < 2 || n - 1 >= sizeof(num) || v[n - 1] != '%')
+		goto refuse;
+	snprintf(num, sizeof(num), "%.*s", (int)(n - 1), v);
+	if (parse_uint(num, 1, 100, &u, msg, sizeof(msg)))
+		goto refuse;
+	o->size_pct = (uint32_t)u;
+	o->size_bytes = 0;
+	return 0;
+refuse:
+	return bad(f, key,
+		   "'%s': a share of the file's size is a whole percentage in 1..100", v);
+}
+
 static int set_uint(struct fio_file *f, const char *key, const char *v, uint64_t min,
 		    uint64_t max, uint64_t *out)
 {
@@ -206,9 +228,9 @@ static int set_shape(struct fio_file *f, struct fio_section *s, const char *k,
 			return bad(f, k, "'%s' must be in 1..64m", v);
 		o->bs_bytes = (uint32_t)u;
 	} else if (!strcmp(k, "size")) {
+		o->size_pct = 0;
 		if (v && strchr(v, '%'))
-			return bad(f, k,
-				   "'%s': a percentage of the file is not supported", v);
+			return set_size_pct(f, k, v, o);
 		if (set_size(f, s, k, v, &o->size_bytes))
 			return -1;
 		if (!o->size_bytes)
@@ -453,6 +475,13 @@ static int check_targets(struct bench_ctx *c, struct fio_file *f)
 			snprintf(msg, sizeof(msg), "%s is %s: name a regular file%s",
 				 file, file_kind(st.st_mode),
 				 k == PMWAL_TARGET_FILE ? " or a block device" : "");
+			goto bad;
+		}
+		if (s->spec.size_pct) {
+			snprintf(msg, sizeof(msg),
+				 "size=%u%%: %s does not exist, so it has no size to "
+				 "take a share of; give size in bytes",
+				 s->spec.size_pct, file);
 			goto bad;
 		}
 		if (parent_dir_writable(file, dir, sizeof(dir))) {

@@ -512,8 +512,8 @@ static int open_blockdev(struct io_shared *sh, const char *path, struct stat *st
 }
 
 /*
- * A regular file with data that bench did not create (target_claim: the
- * scratch mark) is the user's: a write workload refuses it without --force,
+ * A regular file that bench did not create (target_claim: the scratch mark)
+ * is the user's, empty or not: a write workload refuses it without --force,
  * so a file name mistyped for a target is never lost. A file bench created
  * is written over by the next run of the same command.
  */
@@ -521,8 +521,7 @@ static int check_not_users_file(const char *target, const char *path,
 				const struct stat *st, bool force, char *err,
 				size_t errlen)
 {
-	if (force || !S_ISREG(st->st_mode) || st->st_size == 0 ||
-	    target_is_scratch(target))
+	if (force || !S_ISREG(st->st_mode) || target_is_scratch(target))
 		return 0;
 	snprintf(err, errlen,
 		 "%s is a file pmwal bench did not create (%lld bytes); a write "
@@ -549,6 +548,99 @@ static int check_file_kind(const char *path, mode_t mode, char *err, size_t errl
 		 "region (pmem:PATH, /dev/daxX.Y, pmr:, fakepmr:PATH)",
 		 path, what ? what : "not a regular file");
 	return -1;
+}
+
+/* A region's size as it maps (a fake PMR's file holds more than its data),
+ * opened read-only: taking its measure writes nothing. */
+static int region_size_now(const char *target, uint64_t *bytes, char *err, size_t errlen)
+{
+	struct pmr_params p = {.target = target, .readonly = true};
+	struct pmr_region *r;
+
+	if (pmr_open(&p, &r, err, errlen))
+		return -1;
+	*bytes = pmr_size(r);
+	pmr_close(r);
+	return 0;
+}
+
+/* The size @target has now, for --size N%: 0, or -1 with @err where it has
+ * none to take a share of (missing, empty) or is no target at all. */
+static int target_size_now(const char *target, uint32_t pct, uint64_t *bytes, char *err,
+			   size_t errlen)
+{
+	char path[4096];
+	struct stat st;
+	int fd;
+
+	/* A region without a file behind it (device DAX, pmr:) always exists. */
+	if (target_path(target, path, sizeof(path)))
+		return region_size_now(target, bytes, err, errlen);
+	if (stat(path, &st)) {
+		snprintf(err, errlen,
+			 "--size %u%%: %s %s, so it has no size to take %u%% of; give "
+			 "--size in bytes (e.g. --size 1g) and bench creates it",
+			 pct, path, errno == ENOENT ? "does not exist" : strerror(errno),
+			 pct);
+		return -1;
+	}
+	/* As open_region_target: pmem: may name a character device. */
+	if (!(S_ISCHR(st.st_mode) && target_kind(target) == PMWAL_TARGET_PMEM) &&
+	    check_file_kind(path, st.st_mode, err, errlen))
+		return -1;
+	if (S_ISREG(st.st_mode) && st.st_size == 0) {
+		snprintf(err, errlen,
+			 "--size %u%%: %s is empty (0 bytes): %u%% of it is nothing to "
+			 "measure; give --size in bytes",
+			 pct, path, pct);
+		return -1;
+	}
+	if (target_is_region(target))
+		return region_size_now(target, bytes, err, errlen);
+	if (S_ISREG(st.st_mode)) {
+		*bytes = (uint64_t)st.st_size;
+		return 0;
+	}
+	/* A block device's size is not in its inode: ask the device. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || ioctl(fd, BLKGETSIZE64, bytes)) {
+		snprintf(err, errlen, "--size %u%%: cannot read the size of %s: %s", pct,
+			 path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int io_resolve_size(struct io_spec *spec, char *err, size_t errlen)
+{
+	uint64_t whole;
+
+	/* sim: is io_run's to refuse, by name */
+	if (!spec->size_pct || target_kind(spec->target) == PMWAL_TARGET_SIM)
+		return 0;
+	if (target_size_now(spec->target, spec->size_pct, &whole, err, errlen))
+		return -1;
+	if (!whole) { /* a device or region of no size */
+		snprintf(err, errlen,
+			 "--size %u%%: %s is empty (0 bytes): %u%% of it is nothing to "
+			 "measure; give --size in bytes",
+			 spec->size_pct, spec->target, spec->size_pct);
+		return -1;
+	}
+	/* whole * pct / 100 without overflowing 64 bits */
+	spec->size_bytes =
+	    whole / 100 * spec->size_pct + whole % 100 * spec->size_pct / 100;
+	if (!spec->size_bytes) {
+		snprintf(err, errlen,
+			 "--size %u%% of %s (%" PRIu64 " bytes) is less than a byte; "
+			 "give a larger share or --size in bytes",
+			 spec->size_pct, spec->target, whole);
+		return -1;
+	}
+	return 0;
 }
 
 /* A read of a file bench did not create reads what is there: it is never
@@ -756,9 +848,12 @@ static int check_spec(const struct io_spec *s, const struct io_shared *sh, char 
 	}
 	uint64_t slice = sh->target_bytes / s->numjobs;
 	if (slice < s->bs_bytes) {
+		char pct[32] = "";
+		if (s->size_pct)
+			snprintf(pct, sizeof(pct), "%u%% (", s->size_pct);
 		snprintf(err, errlen,
-			 "--size %" PRIu64 " leaves less than one --bs per job",
-			 sh->target_bytes);
+			 "--size %s%" PRIu64 "%s leaves less than one --bs per job", pct,
+			 sh->target_bytes, *pct ? " bytes)" : "");
 		return -1;
 	}
 	return 0;
@@ -901,12 +996,21 @@ static int validate_spec(const struct io_spec *s, char *err, size_t errlen)
 struct run_result *io_run(const struct io_spec *spec)
 {
 	struct run_result *r = result_new();
+	struct io_spec sized;
 	struct io_shared sh = {.spec = spec, .fd = -1};
 
 	if (!r)
 		return NULL;
 	if (validate_spec(spec, r->errmsg, sizeof(r->errmsg)))
 		goto usage;
+	/* A share not taken yet (dual's clients): taken here, before the
+	 * target is created or laid out. */
+	if (spec->size_pct && !spec->size_bytes) {
+		sized = *spec;
+		if (io_resolve_size(&sized, r->errmsg, sizeof(r->errmsg)))
+			goto usage;
+		sh.spec = spec = &sized;
+	}
 	if (target_is_region(spec->target)) {
 		if (open_region_target(&sh, r, r->errmsg, sizeof(r->errmsg)))
 			goto usage;

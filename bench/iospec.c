@@ -52,7 +52,7 @@ void io_jobname(const struct io_spec *s, char *buf, size_t len)
 
 json_t *io_options_json(const struct io_spec *s)
 {
-	return json_pack(
+	json_t *o = json_pack(
 	    "{s:s,s:s,s:i,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:b,s:b,s:b,s:I,s:I,s:f,s:f}",
 	    "target", s->target, "rw", rw_name(s->rw), "rwmixread", s->rwmixread, "bs",
 	    (json_int_t)s->bs_bytes, "iodepth", (json_int_t)s->iodepth, "numjobs",
@@ -62,6 +62,11 @@ json_t *io_options_json(const struct io_spec *s)
 	    s->hipri, "rate_read", (json_int_t)s->rate[DIR_READ].bytes_per_s,
 	    "rate_write", (json_int_t)s->rate[DIR_WRITE].bytes_per_s, "rate_read_pct",
 	    s->rate[DIR_READ].pct, "rate_write_pct", s->rate[DIR_WRITE].pct);
+
+	/* --size N%: "size" holds the bytes it came to. */
+	if (o && s->size_pct)
+		json_object_set_new(o, "size_percent", json_integer(s->size_pct));
+	return o;
 }
 
 static size_t cat(char *buf, size_t len, size_t at, const char *fmt, const char *arg)
@@ -177,6 +182,18 @@ void io_resolve_caps(struct io_spec *spec, json_t *notes)
 
 struct run_result *io_run_capped(struct io_spec *spec, json_t *notes)
 {
+	/* Taken first: the caps are measured on the same bytes, and the
+	 * options and fio command of the job give the size it came to. */
+	char err[256];
+
+	if (io_resolve_size(spec, err, sizeof(err))) {
+		struct run_result *r = result_new();
+		if (r) {
+			r->err = PMWAL_BENCH_EUSAGE;
+			snprintf(r->errmsg, sizeof(r->errmsg), "%s", err);
+		}
+		return r;
+	}
 	io_resolve_caps(spec, notes);
 	return io_run(spec);
 }

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,12 @@
 
 #define REPORT_CURVES_MAX  8
 #define SERIES_PLOT_POINTS 1500
-#define REPORT_JOBS_MAX	   4096
 
-/* All jobs of all roots, flattened, with the file each came from. */
+/* All jobs of all roots, flattened: as many as the results hold (a fixed
+ * table once dropped every job after the 4096th without a word). */
 struct jobs {
-	json_t *job[REPORT_JOBS_MAX];
+	json_t **job;
+	const char **names; /* room for one name per job (dist_section) */
 	int n;
 };
 
@@ -626,12 +628,12 @@ static void dist_charts(FILE *f, const char *workload, json_t **jobs, const char
  * direction; sweep points and recovery left out. */
 static void dist_section(FILE *f, struct jobs *J)
 {
-	const char *done[REPORT_JOBS_MAX / 4];
+	const char **done = J->names;
 	int nd = 0;
 
 	fputs("<h2>Latency histograms and CDFs per workload</h2>\n<div class='grid'>\n",
 	      f);
-	for (int i = 0; i < J->n && nd < REPORT_JOBS_MAX / 4; i++) {
+	for (int i = 0; i < J->n; i++) {
 		const char *w = js(J->job[i], "jobname");
 		const char *ph = js(pm(J->job[i]), "phase");
 		bool seen = false;
@@ -953,26 +955,51 @@ static void extras_section(FILE *f, struct jobs *J)
 	fputs("</ul>\n", f);
 }
 
-int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t errlen)
+/* Every job of every root into @J (allocated); 0, or -1 with @err. */
+static int jobs_collect(struct jobs *J, json_t **roots, int nroots, char *err,
+			size_t errlen)
 {
-	static struct jobs J;
-	char path[4096];
+	size_t total = 0, k;
 	json_t *job;
-	size_t k;
 
-	J.n = 0;
 	for (int i = 0; i < nroots; i++)
-		json_array_foreach(json_object_get(roots[i], "jobs"), k,
-				   job) if (J.n < REPORT_JOBS_MAX) J.job[J.n++] = job;
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+		total += json_array_size(json_object_get(roots[i], "jobs"));
+	if (total > INT_MAX) {
+		snprintf(err, errlen, "%zu jobs are more than one report holds (%d)",
+			 total, INT_MAX);
 		return -1;
 	}
+	J->n = 0;
+	J->job = calloc(total ? total : 1, sizeof(*J->job));
+	J->names = calloc(total ? total : 1, sizeof(*J->names));
+	if (!J->job || !J->names) {
+		snprintf(err, errlen, "out of memory for the %zu jobs' report", total);
+		return -1;
+	}
+	for (int i = 0; i < nroots; i++)
+		json_array_foreach(json_object_get(roots[i], "jobs"), k, job)
+		    J->job[J->n++] = job;
+	return 0;
+}
+
+int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t errlen)
+{
+	struct jobs J = {0};
+	char path[4096];
+	int ret = -1;
+	FILE *f = NULL;
+
+	if (jobs_collect(&J, roots, nroots, err, errlen))
+		goto out;
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+		goto out;
+	}
 	snprintf(path, sizeof(path), "%s/index.html", dir);
-	FILE *f = fopen(path, "w");
+	f = fopen(path, "w");
 	if (!f) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -1;
+		goto out;
 	}
 	head(f);
 	env_section(f, roots, nroots);
@@ -987,9 +1014,13 @@ int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t e
 	fputs("</body></html>\n", f);
 	if (fclose(f)) {
 		snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
-		return -1;
+		goto out;
 	}
-	return 0;
+	ret = 0;
+out:
+	free(J.job);
+	free(J.names);
+	return ret;
 }
 
 /* A result to read is a regular file: a FIFO would block the read forever,
@@ -1027,23 +1058,48 @@ static int report_input_check(const char *path)
 
 int cmd_report(int argc, char **argv)
 {
-	json_t *roots[64];
+	static const char *const outputs[] = {"index.html", NULL};
+	/* one per argument at most: no count of result files is refused */
+	json_t **roots = calloc((size_t)argc, sizeof(*roots));
 	int n = 0, status = 0;
 	const char *dir = "pmwal-report";
 	char err[512];
 
+	if (!roots) {
+		fprintf(stderr, "pmwal report: out of memory\n");
+		return BENCH_EXIT_FAIL;
+	}
+	/* -o first: checked before any result is read, however many. */
+	int inputs = 0;
 	for (int i = 1; i < argc; i++) {
 		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) &&
 		    i + 1 < argc) {
 			dir = argv[++i];
-			continue;
-		}
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			printf("usage: pmwal report RESULT.json... [-o DIR]\n");
 			goto out;
+		} else {
+			inputs++;
+		}
+	}
+	if (!inputs) {
+		fprintf(stderr, "usage: pmwal report RESULT.json... [-o DIR]\n");
+		status = BENCH_EXIT_USAGE;
+		goto out;
+	}
+	if (output_dir_check("-o", dir, outputs, err, sizeof(err))) {
+		fprintf(stderr, "pmwal report: %s\n", err);
+		status = BENCH_EXIT_USAGE;
+		goto out;
+	}
+	for (int i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) &&
+		    i + 1 < argc) {
+			i++;
+			continue;
 		}
 		json_error_t je;
-		if (n == 64 || argv[i][0] == '-') {
+		if (argv[i][0] == '-') {
 			fprintf(stderr, "pmwal report: unexpected '%s'\n", argv[i]);
 			status = BENCH_EXIT_USAGE;
 			goto out;
@@ -1064,10 +1120,6 @@ int cmd_report(int argc, char **argv)
 		}
 		n++;
 	}
-	if (!n) {
-		fprintf(stderr, "usage: pmwal report RESULT.json... [-o DIR]\n");
-		return BENCH_EXIT_USAGE;
-	}
 	if (report_html(roots, n, dir, err, sizeof(err))) {
 		fprintf(stderr, "pmwal report: %s\n", err);
 		status = BENCH_EXIT_FAIL;
@@ -1077,5 +1129,6 @@ int cmd_report(int argc, char **argv)
 out:
 	for (int i = 0; i < n; i++)
 		json_decref(roots[i]);
+	free(roots);
 	return status;
 }

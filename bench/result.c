@@ -341,6 +341,85 @@ int output_file_check(const char *opt, const char *path, char *err, size_t errle
 	return 0;
 }
 
+/* What a directory the run writes into holds under @name must be a file
+ * it can replace: a directory or FIFO named result.json fails the write. */
+static int output_dir_entry_check(const char *opt, const char *dir, const char *name,
+				  char *err, size_t errlen)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (stat(path, &st))
+		return 0; /* free: the directory takes new files */
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen,
+			 "%s %s: %s is %s, where the run writes its %s; move it away "
+			 "or name another directory",
+			 opt, dir, path, file_kind(st.st_mode), name);
+		return -1;
+	}
+	if (access(path, W_OK)) {
+		snprintf(err, errlen,
+			 "%s %s: %s: %s; name a directory this run can write", opt, dir,
+			 path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int output_dir_check(const char *opt, const char *dir, const char *const *names,
+		     char *err, size_t errlen)
+{
+	char path[4096], parent[4096];
+	struct stat st;
+	size_t n;
+
+	/* "rep/" names rep: its parent is the one mkdir needs. */
+	snprintf(path, sizeof(path), "%s", dir);
+	for (n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
+		path[n - 1] = 0;
+	if (!*path) {
+		snprintf(err, errlen, "%s: needs a directory name", opt);
+		return -1;
+	}
+	if (stat(path, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen,
+				 "%s %s is %s: name a directory (a missing one is "
+				 "created)",
+				 opt, dir,
+				 S_ISREG(st.st_mode) ? "a regular file"
+						     : file_kind(st.st_mode));
+			return -1;
+		}
+		if (access(path, W_OK | X_OK)) {
+			snprintf(err, errlen,
+				 "%s %s: a directory this run cannot write to (%s)", opt,
+				 dir, strerror(errno));
+			return -1;
+		}
+		for (; names && *names; names++)
+			if (output_dir_entry_check(opt, dir, *names, err, errlen))
+				return -1;
+		return 0;
+	}
+	if (errno != ENOENT || lstat(path, &st) == 0) {
+		snprintf(err, errlen, "%s %s: %s", opt, dir,
+			 errno == ENOENT ? "a dangling symbolic link" : strerror(errno));
+		return -1;
+	}
+	/* Missing: created after the run, in a parent that must take it. */
+	if (parent_dir_writable(path, parent, sizeof(parent))) {
+		snprintf(err, errlen,
+			 "%s %s: %s is not a directory this run can write to (%s), so "
+			 "%s cannot be created in it",
+			 opt, dir, parent, strerror(errno), path);
+		return -1;
+	}
+	return 0;
+}
+
 int json_write(json_t *root, const char *path, char *err, size_t errlen)
 {
 	/* O_NONBLOCK: a FIFO put there since the check must not hang the run;

@@ -70,9 +70,10 @@ static bool holds_pmwal_log(const char *target)
 	return ret == 0 || ret == PMWAL_ECORRUPT;
 }
 
-/* A regular file (PATH, file:, pmem:, fakepmr:) with data that bench did
- * not create: the user's, refused for writes (log, recovery, primitives and
- * io alike). */
+/* A regular file (PATH, file:, pmem:, fakepmr:) that bench did not create:
+ * the user's, refused for writes (log, recovery, primitives and io alike).
+ * An empty one too: the user made it (touch, a placeholder another program
+ * fills), and being empty does not make it bench's to grow, fill and mark. */
 static int scratch_path(const char *t, char *buf, size_t len);
 static bool is_scratch_file(const char *file);
 
@@ -85,7 +86,7 @@ static bool users_file(const char *target, char *err, size_t errlen)
 	if ((k != PMWAL_TARGET_FILE && k != PMWAL_TARGET_PMEM &&
 	     k != PMWAL_TARGET_FAKEPMR) ||
 	    scratch_path(target, file, sizeof(file)) || stat(file, &st) ||
-	    !S_ISREG(st.st_mode) || st.st_size == 0 || is_scratch_file(file))
+	    !S_ISREG(st.st_mode) || is_scratch_file(file))
 		return false;
 	snprintf(err, errlen,
 		 "%s is a file pmwal bench did not create (%lld bytes); a write "

@@ -1369,8 +1369,10 @@ int cmd_info(int argc, char **argv)
 			       "open's); what is shown may change as it appends\n",
 			       writer, i.epoch);
 		else if (writer < 0)
-			printf("  writer         a process whose pid cannot be told here "
-			       "(another PID namespace)\n");
+			printf("  writer         held open for writing by a process whose "
+			       "pid cannot be told here: one of another PID namespace, or "
+			       "what a writer that has exited left (a process it forked, "
+			       "or its writes still in flight)\n");
 		else
 			printf("  writer         none\n");
 	}

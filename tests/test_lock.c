@@ -15,12 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/inotify.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "testutil.h"
 
 extern char **environ;
@@ -429,6 +432,65 @@ Test(lock, a_child_forked_while_open_holds_the_lock_until_it_exits, .init = setu
 }
 
 /*
+ * Start @argv (its stdout to @out_fd, its stderr to @err_path, unless -1 or
+ * NULL) as pid @want, asking the kernel for it through
+ * /proc/sys/kernel/ns_last_pid (root); others may take it first, so a few
+ * tries. Returns the pid, or -1 (where @want was never handed out: skip).
+ */
+static pid_t spawn_as_pid(pid_t want, char *const argv[], int out_fd, const char *err_path)
+{
+	pid_t got = -1;
+
+	for (int attempt = 0; attempt < 20; attempt++) {
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "we");
+
+		if (!f || fprintf(f, "%d", (int)want - 1) < 0 || fclose(f))
+			return -1;
+		posix_spawn_file_actions_t fa;
+
+		posix_spawn_file_actions_init(&fa);
+		if (out_fd >= 0)
+			posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+		if (err_path)
+			posix_spawn_file_actions_addopen(&fa, 2, err_path,
+							 O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int rc = posix_spawnp(&got, argv[0], &fa, NULL, argv, environ);
+
+		posix_spawn_file_actions_destroy(&fa);
+		if (rc)
+			return -1;
+		if (got == want)
+			return got;
+		kill(got, SIGKILL);
+		waitpid(got, NULL, 0);
+	}
+	return -1;
+}
+
+/* A writer that forked a child while the log was open, then exited: its pid
+ * is returned, the child (which holds the log until killed) in *@child. */
+static pid_t dead_writer(pid_t *child)
+{
+	char line[64];
+	char *argv[] = {PMWAL_LOCK_HOLDER, target, "fork", NULL};
+	pid_t writer = spawn_line(argv, line, sizeof(line));
+
+	cr_assert_gt(writer, 0);
+	waitpid(writer, NULL, 0);
+	*child = (pid_t)strtol(line, NULL, 10);
+	cr_assert_gt(*child, 0, "lock_holder fork printed '%s'", line);
+	return writer;
+}
+
+static void reap(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/*
  * A process given the pid of a writer that has exited (pids wrap; CI saw it
  * happen within the seconds a dead writer's lock outlived it) is not the
  * writer: the next opener must not name it as the holder, and must wait for
@@ -438,49 +500,19 @@ Test(lock, a_child_forked_while_open_holds_the_lock_until_it_exits, .init = setu
 Test(lock, a_dead_writers_pid_given_to_another_process_is_not_the_writer,
      .init = setup_disk, .fini = teardown, .timeout = 60)
 {
-	char line[64];
-
 	snprintf(target, sizeof(target), "%s/log", dir);
 	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
 
 	cr_assert_eq(pmwal_close(w), 0);
-	char *argv[] = {PMWAL_LOCK_HOLDER, target, "fork", NULL};
-	pid_t writer = spawn_line(argv, line, sizeof(line));
+	pid_t child, writer = dead_writer(&child);
+	char *sleeper[] = {"sleep", "60", NULL};
+	pid_t stranger = spawn_as_pid(writer, sleeper, -1, NULL);
 
-	cr_assert_gt(writer, 0);
-	waitpid(writer, NULL, 0);
-	long child = strtol(line, NULL, 10);
-
-	cr_assert_gt(child, 0, "lock_holder fork printed '%s'", line);
-	/* A stranger with the writer's pid: ask for pid writer - 1 as the last
-	 * one given, then start one (others may take it first: try again). */
-	pid_t stranger = -1;
-
-	for (int attempt = 0; attempt < 20 && stranger != writer; attempt++) {
-		if (stranger > 0) {
-			kill(stranger, SIGKILL);
-			waitpid(stranger, NULL, 0);
-		}
-		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "we");
-
-		if (!f || fprintf(f, "%d", (int)writer - 1) < 0 || fclose(f)) {
-			kill((pid_t)child, SIGKILL);
-			cr_skip_test("cannot choose the next pid here (needs root: "
-				     "/proc/sys/kernel/ns_last_pid): %s",
-				     strerror(errno));
-		}
-		char *sleeper[] = {"sleep", "60", NULL};
-
-		if (posix_spawnp(&stranger, "sleep", NULL, NULL, sleeper, environ))
-			stranger = -1;
-	}
-	if (stranger != writer) {
-		kill((pid_t)child, SIGKILL);
-		if (stranger > 0) {
-			kill(stranger, SIGKILL);
-			waitpid(stranger, NULL, 0);
-		}
-		cr_skip_test("pid %ld was never handed out again in 20 tries", (long)writer);
+	if (stranger < 0) {
+		reap(child);
+		cr_skip_test("cannot hand pid %ld out again here (needs root: "
+			     "/proc/sys/kernel/ns_last_pid)",
+			     (long)writer);
 	}
 	long who = 0;
 
@@ -493,14 +525,238 @@ Test(lock, a_dead_writers_pid_given_to_another_process_is_not_the_writer,
 	cr_expect_eq(rc, -EBUSY, "%s", pmwal_strerror(rc));
 	cr_expect(strstr(errbuf, "forked") && strstr(errbuf, "exited"),
 		  "the stranger was named as the writer: %s", errbuf);
-	kill((pid_t)child, SIGKILL);
+	reap(child);
 	rc = pmwal_open(&o, &w);
 	cr_expect_eq(rc, 0, "after the child died, with the stranger alive: %s (%s)",
 		     pmwal_strerror(rc), errbuf);
 	if (rc == 0)
 		cr_assert_eq(pmwal_close(w), 0);
-	kill(stranger, SIGKILL);
-	waitpid(stranger, NULL, 0);
+	reap(stranger);
+}
+
+/*
+ * The same with the dead writer's pid given to the next opener itself, and
+ * with an opener of another user (kill() answers it EPERM about root's
+ * process at that pid): each waits for what the dead writer left and gets
+ * the log once that is gone, instead of being refused at once as "this
+ * process" or naming root's process as the writer.
+ */
+Test(lock, an_opener_with_a_dead_writers_pid_or_of_another_user_waits_for_the_log,
+     .init = setup_disk, .fini = teardown, .timeout = 90)
+{
+	char err_path[600], out[8];
+
+	snprintf(target, sizeof(target), "%s/log", dir);
+	snprintf(err_path, sizeof(err_path), "%s/opener.err", dir);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(chmod(dir, 0777), 0);
+	cr_assert_eq(chmod(target, 0666), 0);
+	for (int other_user = 0; other_user < 2; other_user++) {
+		pid_t child, writer = dead_writer(&child), stranger = -1, opener = -1;
+		int p[2];
+		char *holder[] = {PMWAL_LOCK_HOLDER, target, NULL};
+		char *as_nobody[] = {"setpriv",		"--reuid=65534",	"--regid=65534",
+				     "--clear-groups",	PMWAL_LOCK_HOLDER, target, NULL};
+		char *sleeper[] = {"sleep", "60", NULL};
+
+		cr_assert_eq(pipe(p), 0);
+		if (!other_user) {
+			opener = spawn_as_pid(writer, holder, p[1], err_path);
+		} else {
+			stranger = spawn_as_pid(writer, sleeper, -1, NULL);
+			if (stranger > 0) {
+				posix_spawn_file_actions_t fa;
+
+				posix_spawn_file_actions_init(&fa);
+				posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+				posix_spawn_file_actions_addopen(&fa, 2, err_path,
+								 O_WRONLY | O_CREAT | O_TRUNC, 0644);
+				if (posix_spawnp(&opener, "setpriv", &fa, NULL, as_nobody,
+						 environ))
+					opener = -1;
+				posix_spawn_file_actions_destroy(&fa);
+			}
+		}
+		close(p[1]);
+		if (opener < 0) {
+			close(p[0]);
+			reap(child);
+			reap(stranger);
+			cr_skip_test("cannot hand pid %ld out again here, or no setpriv "
+				     "(needs root: /proc/sys/kernel/ns_last_pid)",
+				     (long)writer);
+		}
+		usleep(300 * 1000); /* the opener is waiting now */
+		reap(child);
+		struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+		bool got = poll(&pfd, 1, 20000) == 1 && read(p[0], out, 1) == 1;
+		char why[512] = "";
+		FILE *f = fopen(err_path, "re");
+
+		if (f) {
+			if (!fgets(why, sizeof(why), f))
+				why[0] = 0;
+			fclose(f);
+		}
+		close(p[0]);
+		reap(opener);
+		reap(stranger);
+		cr_expect(got, "%s opener did not get the log once the child died: %s",
+			  other_user ? "another user's" : "the pid-reusing", why);
+	}
+}
+
+/*
+ * A writer in another time namespace reads its start time shifted by that
+ * namespace's boot-time offset: it is alive and must be named as the writer,
+ * not taken for one that exited (and waited on for 3 s).
+ */
+Test(lock, a_writer_in_another_time_namespace_is_alive, .init = setup_disk,
+     .fini = teardown, .timeout = 60)
+{
+	char out[8];
+	int p[2];
+
+	snprintf(target, sizeof(target), "%s/log", dir);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	char *argv[] = {"unshare", "-T", "-f", "--kill-child", "--boottime", "100000",
+			PMWAL_LOCK_HOLDER, target, NULL};
+	pid_t pid;
+	posix_spawn_file_actions_t fa;
+
+	cr_assert_eq(pipe(p), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	int rc = posix_spawnp(&pid, "unshare", &fa, NULL, argv, environ);
+
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+	bool up = !rc && poll(&pfd, 1, 10000) == 1 && read(p[0], out, 1) == 1;
+
+	close(p[0]);
+	if (!up) {
+		if (!rc)
+			reap(pid);
+		cr_skip_test("no time namespaces here (unshare -T --boottime)");
+	}
+	double t0 = now_s();
+	struct pmwal_options o = opts(0);
+
+	rc = pmwal_open(&o, &w);
+	double took = now_s() - t0;
+
+	cr_expect_eq(rc, -EBUSY, "%s", pmwal_strerror(rc));
+	cr_expect(strstr(errbuf, "open for writing by pid") && !strstr(errbuf, "exited"),
+		  "%s", errbuf);
+	cr_expect_lt(took, 2.5, "the live writer was waited on for %.1f s as if dead", took);
+	long who = 0;
+
+	cr_expect_eq(pmwal_writer_pid(target, &who), 0);
+	cr_expect_gt(who, 0, "the live writer is not named: %ld", who);
+	reap(pid); /* unshare; --kill-child sends the holder SIGKILL */
+	for (int i = 0; i < 1000 && who > 0 && kill((pid_t)who, 0) == 0; i++)
+		usleep(10 * 1000);
+	rc = pmwal_open(&o, &w); /* its holder is gone: waited for */
+	cr_expect_eq(rc, 0, "after the writer died: %s (%s)", pmwal_strerror(rc), errbuf);
+	if (rc == 0)
+		cr_assert_eq(pmwal_close(w), 0);
+}
+
+/*
+ * One block device, two device nodes (a container's own /dev, a mknod copy):
+ * each node is an inode of its own, so the lock must meet at the device
+ * number. Here a loop device whose backing file is deleted, so that the
+ * backing file's lock cannot stand in for it; such a device is still a log
+ * any writer may open once it is free (it was refused, naming the deleted
+ * file).
+ */
+Test(lock, every_node_of_a_block_device_is_one_log, .init = setup_disk, .fini = teardown,
+     .timeout = 60)
+{
+	char path[512], copy[512], cmd[700], loop[64] = "";
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/log", dir);
+	snprintf(target, sizeof(target), "%s", path);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s' 2>/dev/null", path);
+	FILE *p = popen(cmd, "r");
+
+	if (!p || !fgets(loop, sizeof(loop), p) || strncmp(loop, "/dev/loop", 9)) {
+		if (p)
+			pclose(p);
+		cr_skip_test("no loop device here (losetup needs root)");
+	}
+	pclose(p);
+	loop[strcspn(loop, "\n")] = 0;
+	cr_assert_eq(unlink(path), 0);
+	snprintf(copy, sizeof(copy), "%s/node", dir);
+	cr_assert_eq(stat(loop, &st), 0);
+	int mk = mknod(copy, S_IFBLK | 0600, st.st_rdev);
+	struct pmwal_options o = opts(0);
+	struct pmwal *a = NULL, *b = NULL;
+	int ra = -1, rb = -1;
+	long who = 0;
+	char why[512] = "";
+
+	if (!mk) {
+		o.target = loop;
+		ra = pmwal_open(&o, &a);
+		snprintf(why, sizeof(why), "%s", errbuf);
+		o.target = copy;
+		rb = ra ? 0 : pmwal_open(&o, &b);
+		(void)pmwal_writer_pid(copy, &who);
+		if (a)
+			pmwal_close(a);
+		if (b)
+			pmwal_close(b);
+	}
+	snprintf(cmd, sizeof(cmd), "losetup -d %s", loop);
+	cr_assert_eq(system(cmd), 0);
+	if (mk)
+		cr_skip_test("mknod %s: %s", copy, strerror(errno));
+	cr_expect_eq(ra, 0, "a free loop device over a deleted file: %s", why);
+	cr_expect_eq(rb, -EBUSY, "two writers on one block device through two nodes: %s",
+		     pmwal_strerror(rb));
+	cr_expect_eq(who, (long)getpid(), "the writer through the other node: %ld", who);
+}
+
+/* A PMR's lock file is one per controller however its address is spelled. */
+Test(lock, every_spelling_of_a_pmr_address_is_one_lock)
+{
+	static const char *const same[] = {"pmr:fe:1f.7", "pmr:0:FE:1F.7,enable",
+					   "pmr:0000:fe:1f.7"};
+	int held[WAL_LOCK_FDS], other[WAL_LOCK_FDS];
+	char err[512];
+
+	(void)unsetenv("PMWAL_TEST_PCI_ROOT");
+	cr_assert_eq(wal_lock_writer("pmr:0000:fe:1f.7", -1, held, err, sizeof(err)), 0,
+		     "%s", err);
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		int rc = wal_lock_writer(same[i], -1, other, err, sizeof(err));
+
+		cr_expect_eq(rc, -EBUSY, "%s taken beside pmr:0000:fe:1f.7", same[i]);
+		for (int k = 0; rc == 0 && k < WAL_LOCK_FDS; k++)
+			if (other[k] >= 0)
+				close(other[k]);
+	}
+	for (int k = 0; k < WAL_LOCK_FDS; k++)
+		if (held[k] >= 0)
+			close(held[k]);
+	cr_expect_eq(wal_lock_writer("pmr:fe:1f.7", -1, other, err, sizeof(err)), 0, "%s",
+		     err);
+	for (int k = 0; k < WAL_LOCK_FDS; k++)
+		if (other[k] >= 0)
+			close(other[k]);
+	(void)unlink("/run/lock/pmwal-pmr-0000:fe:1f.7.lock");
 }
 
 /*

@@ -9,28 +9,34 @@
  * so a crashed writer never blocks the next one; read-only opens take no
  * lock. OFD locks hide their owner (F_OFD_GETLK reports pid -1), so the
  * holder also locks byte WAL_LOCK_PID_BASE + its pid, byte
- * WAL_LOCK_NS_BASE + its PID namespace's inode and byte
- * WAL_LOCK_START_BASE + its start time, and a refused opener reads them back
- * from those locks' offsets to say who holds the log. The start time tells
- * the holder from a later process given the same pid: pids wrap (32768 on a
- * small machine), and CI once saw a dead writer's pid reused within the
- * seconds its lock outlived it, so the next opener named a stranger as the
- * writer and refused the log.
+ * WAL_LOCK_NS_BASE + its PID namespace's inode, byte WAL_LOCK_START_BASE +
+ * its start time and byte WAL_LOCK_TNS_BASE + its time namespace's inode,
+ * and a refused opener reads them back from those locks' offsets to say who
+ * holds the log. The start time tells the holder from a later process given
+ * the same pid: pids wrap (32768 on a small machine), and CI once saw a dead
+ * writer's pid reused within the seconds its lock outlived it, so the next
+ * opener named a stranger as the writer and refused the log. Start times
+ * are compared only within one time namespace (/proc shows them shifted by
+ * the reader's boot-time offset).
  *
  * On a file or block device the lock is taken on a duplicate of the
  * descriptor the device writes through, not on a second open of the path:
  * a SIGKILLed writer's descriptors close at once, but the kernel finishes
  * the io_uring writes it had in flight later and lets go of their open file
  * only then, so the lock is free only once nothing of the dead writer can
- * still land. A loop device also locks its backing file, the same storage
- * under another inode.
+ * still land. A block device also locks a lock file named after its device
+ * number, since one device may have several nodes (a container's own /dev, a
+ * mknod copy) and each node is an inode of its own; a loop device also locks
+ * its backing file, the same storage under another inode.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/loop.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -44,6 +50,8 @@
 #define WAL_LOCK_NS_SPAN  (1ull << 32) /* namespace inode numbers fit 32 bits */
 #define WAL_LOCK_START_BASE (1ull << 48)
 #define WAL_LOCK_START_SPAN (1ull << 40) /* clock ticks since boot: centuries */
+#define WAL_LOCK_TNS_BASE (1ull << 52)
+#define WAL_LOCK_TNS_SPAN (1ull << 32)
 #define WAL_LOCK_WAIT_MS  3000	       /* for a holder that has exited */
 
 static int ofd_lock(int fd, short type, uint64_t start, uint64_t len, int cmd,
@@ -69,23 +77,36 @@ static long long lock_mark(int fd, uint64_t base, uint64_t span)
 	return (long long)((uint64_t)fl.l_start - base);
 }
 
-/* This process's PID namespace, as the inode of /proc/self/ns/pid (0: unknown). */
-static uint64_t pid_ns(void)
+/* This process's namespace of @kind ("pid", "time"), as the inode of
+ * /proc/self/ns/KIND (0: unknown, or a kernel without that kind). */
+static uint64_t self_ns(const char *kind)
 {
+	char path[32];
 	struct stat st;
 
-	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino % WAL_LOCK_NS_SPAN : 0;
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
+	return stat(path, &st) == 0 ? (uint64_t)st.st_ino % WAL_LOCK_NS_SPAN : 0;
+}
+
+static uint64_t pid_ns(void)
+{
+	return self_ns("pid");
 }
 
 /* The state letter and start time (clock ticks since boot) of process @pid,
- * from /proc: 0 or -errno. */
+ * 0 for this one, from /proc: 0 or -errno. This process reads its own
+ * through /proc/self, which is right even where /proc is another PID
+ * namespace's (there /proc/PID would be some other process). */
 int wal_proc_stat(long pid, char *state, uint64_t *start)
 {
 	char path[64], buf[1024];
 	unsigned long long t = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -117,46 +138,117 @@ static uint64_t proc_start(long pid)
 	return wal_proc_stat(pid, NULL, &t) ? 0 : t;
 }
 
-/*
- * Has the holder @pid, started at @start (clock ticks since boot; -1 for a
- * holder that left no start mark) exited? Gone, a zombie, or its pid now
- * another process's.
- */
-static bool holder_exited(long pid, long long start)
-{
-	char state;
-	uint64_t t = 0;
+/* Who holds a lock, from its marks (-1: no mark). */
+struct holder {
+	long long pid, ns, start, tns;
+};
 
-	if (kill((pid_t)pid, 0) != 0)
-		return errno == ESRCH;
-	if (wal_proc_stat(pid, &state, &t) != 0)
-		return false;
-	if (state == 'Z' || state == 'X')
-		return true;
-	return start > 0 && t && t != (uint64_t)start;
+enum holder_state {
+	HOLDER_UNKNOWN, /* no pid mark, or another PID namespace's pid */
+	HOLDER_SELF,	/* this process (another handle, or a child it forked) */
+	HOLDER_LIVE,	/* that pid, alive: the writer */
+	HOLDER_EXITED,	/* gone, a zombie, or its pid now another process's */
+};
+
+static void read_holder(int fd, struct holder *h)
+{
+	h->pid = lock_mark(fd, WAL_LOCK_PID_BASE, WAL_LOCK_PID_SPAN);
+	h->ns = lock_mark(fd, WAL_LOCK_NS_BASE, WAL_LOCK_NS_SPAN);
+	h->start = lock_mark(fd, WAL_LOCK_START_BASE, WAL_LOCK_START_SPAN);
+	h->tns = lock_mark(fd, WAL_LOCK_TNS_BASE, WAL_LOCK_TNS_SPAN);
 }
 
-static int lock_node(const struct pmwal_target *t, char *node, size_t len)
+static bool holder_here(const struct holder *h)
 {
-	if (t->kind != PMWAL_TARGET_PMR) {
-		snprintf(node, len, "%s", t->path);
-		return 0;
-	}
-	/* A PMR has no file: a lock file per controller, where one can live. */
+	uint64_t ns = pid_ns();
+
+	return h->pid > 0 && ns && h->ns >= 0 && (uint64_t)h->ns == ns;
+}
+
+/*
+ * What the holder @h is. Its start mark is compared with what /proc says of
+ * its pid now only where both read the clock in one time namespace. kill()
+ * answering EPERM (another user's process) is no answer: /proc still is.
+ */
+static enum holder_state holder_state(const struct holder *h)
+{
+	char state;
+	uint64_t t = 0, tns = self_ns("time");
+	bool same_clock = h->tns >= 0 ? tns && (uint64_t)h->tns == tns : !tns;
+	bool self = h->pid == (long long)getpid();
+
+	if (!holder_here(h))
+		return HOLDER_UNKNOWN;
+	if (!self && kill((pid_t)h->pid, 0) != 0 && errno == ESRCH)
+		return HOLDER_EXITED;
+	if (wal_proc_stat(self ? 0 : (long)h->pid, &state, &t) != 0)
+		return self ? HOLDER_SELF : HOLDER_LIVE;
+	if (state == 'Z' || state == 'X')
+		return HOLDER_EXITED;
+	if (same_clock && h->start > 0 && t && t != (uint64_t)h->start)
+		return HOLDER_EXITED;
+	return self ? HOLDER_SELF : HOLDER_LIVE;
+}
+
+/* A lock file named @name where one can live: 0, or -ENOENT. */
+static int lock_file_path(const char *name, char *path, size_t len)
+{
 	static const char *const dirs[] = {"/run/lock", "/run", "/tmp"};
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		struct stat st;
 
 		if (stat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			snprintf(node, len, "%s/pmwal-pmr-%s.lock", dirs[i], t->path);
-			return 1;
+			snprintf(path, len, "%s/%s", dirs[i], name);
+			return 0;
 		}
 	}
 	return -ENOENT;
 }
 
-/* The file behind a loop device @fd, into @buf; false if it is none. */
+/*
+ * The file to lock for @t into @node: 0 for the target's own file or node, 1
+ * for a lock file (a PMR has no file of its own: one per controller, named
+ * after its address written one way, DDDD:BB:DD.F, however the target spells
+ * it: pmr:00:04.0, pmr:0000:00:04.0,enable and pmr:0:0:4.0 are one PMR).
+ */
+static int lock_node(const struct pmwal_target *t, char *node, size_t len)
+{
+	unsigned dom = 0, bus, dev, fn;
+	char addr[64], name[96], tail;
+
+	if (t->kind != PMWAL_TARGET_PMR) {
+		snprintf(node, len, "%s", t->path);
+		return 0;
+	}
+	snprintf(addr, sizeof(addr), "%s", t->path);
+	addr[strcspn(addr, ",")] = 0;
+	if (sscanf(addr, "%4x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn, &tail) == 4 ||
+	    (dom = 0, sscanf(addr, "%2x:%2x.%1x%c", &bus, &dev, &fn, &tail) == 3))
+		snprintf(addr, sizeof(addr), "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+	snprintf(name, sizeof(name), "pmwal-pmr-%s.lock", addr);
+	return lock_file_path(name, node, len) ? -ENOENT : 1;
+}
+
+/* The lock file every node of block device @fd shares, into @path: true,
+ * or false where @fd is no block device (or no lock directory exists). */
+static bool blockdev_lock_path(int fd, char *path, size_t len)
+{
+	struct stat st;
+	char name[64];
+
+	if (fstat(fd, &st) || !S_ISBLK(st.st_mode))
+		return false;
+	snprintf(name, sizeof(name), "pmwal-blk-%u:%u.lock", major(st.st_rdev),
+		 minor(st.st_rdev));
+	return lock_file_path(name, path, len) == 0;
+}
+
+/*
+ * The file behind a loop device @fd, into @buf; false if it is none, or if
+ * it can no longer be reached by its path (deleted: nothing else can open it
+ * there to write it).
+ */
 static bool loop_backing(int fd, char *buf, size_t len)
 {
 	struct stat st;
@@ -176,7 +268,24 @@ static bool loop_backing(int fd, char *buf, size_t len)
 	if (!ok)
 		return false;
 	buf[strcspn(buf, "\n")] = 0;
+	size_t n = strlen(buf);
+	static const char deleted[] = " (deleted)";
+
+	if (n >= sizeof(deleted) - 1 && !strcmp(buf + n - (sizeof(deleted) - 1), deleted))
+		return false;
 	return buf[0] == '/';
+}
+
+/* Is @bk (opened from the path a loop device @fd gave) the file the loop
+ * device reads? A file put at that path since is not: it is left alone. */
+static bool is_loop_backing(int fd, int bk)
+{
+	struct loop_info64 li;
+	struct stat st;
+
+	if (ioctl(fd, LOOP_GET_STATUS64, &li) || fstat(bk, &st))
+		return true; /* cannot tell: lock it, as before */
+	return st.st_ino == li.lo_inode;
 }
 
 /*
@@ -188,7 +297,7 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		       size_t errlen)
 {
 	struct flock fl;
-	uint64_t ns = pid_ns();
+	uint64_t ns = pid_ns(), tns = self_ns("time");
 	struct timespec t0, now;
 
 	/* The bounds below are wall-clock milliseconds, not rounds of the loop:
@@ -209,12 +318,12 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 			close(fd);
 			return rc;
 		}
-		long long pid = lock_mark(fd, WAL_LOCK_PID_BASE, WAL_LOCK_PID_SPAN);
-		long long hns = lock_mark(fd, WAL_LOCK_NS_BASE, WAL_LOCK_NS_SPAN);
-		long long hstart = lock_mark(fd, WAL_LOCK_START_BASE, WAL_LOCK_START_SPAN);
-		bool here = ns && hns >= 0 && (uint64_t)hns == ns;
-		bool exited = pid > 0 && here && pid != (long long)getpid() &&
-			      holder_exited((long)pid, hstart);
+		struct holder h;
+
+		read_holder(fd, &h);
+		long long pid = h.pid, hns = h.ns;
+		enum holder_state hs = holder_state(&h);
+		bool exited = hs == HOLDER_EXITED;
 
 		/*
 		 * A holder (of our namespace, where its pid means something) that
@@ -236,7 +345,7 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			continue;
 		}
-		if (pid > 0 && !here && hns >= 0)
+		if (pid > 0 && !holder_here(&h) && hns >= 0)
 			snprintf(err, errlen,
 				 "%s: log is open for writing by pid %lld of another PID "
 				 "namespace (a container?); one writer at a time",
@@ -248,7 +357,7 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 				 "still holds the open file (stop it), or writes of the dead "
 				 "writer are still in flight to a stalled device",
 				 target, waited, pid);
-		else if (pid > 0 && pid == (long long)getpid())
+		else if (hs == HOLDER_SELF)
 			snprintf(err, errlen,
 				 "%s: log is open for writing by pid %lld (this process: "
 				 "another pmwal handle, or a child forked while one was open, "
@@ -273,10 +382,12 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		       &fl);
 	if (ns)
 		(void)ofd_lock(fd, F_WRLCK, WAL_LOCK_NS_BASE + ns, 1, F_OFD_SETLK, &fl);
-	uint64_t start = proc_start((long)getpid());
+	uint64_t start = proc_start(0);
 
 	if (start && start < WAL_LOCK_START_SPAN)
 		(void)ofd_lock(fd, F_WRLCK, WAL_LOCK_START_BASE + start, 1, F_OFD_SETLK, &fl);
+	if (tns)
+		(void)ofd_lock(fd, F_WRLCK, WAL_LOCK_TNS_BASE + tns, 1, F_OFD_SETLK, &fl);
 	return 0;
 }
 
@@ -284,8 +395,10 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 		    size_t errlen)
 {
 	struct pmwal_target t;
-	char node[300], backing[4096];
-	int bk[WAL_LOCK_FDS]; /* the backing files of a loop device, top down */
+	char node[300], backing[4096], blk[128];
+	/* the backing files of a loop device, top down, then the device
+	 * number's lock file of a block device */
+	int bk[WAL_LOCK_FDS];
 	int fd, rc, n = 0;
 
 	for (int i = 0; i < WAL_LOCK_FDS; i++)
@@ -318,15 +431,15 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 	 * A loop device's storage is its backing file too, and that may be a
 	 * loop device in turn: every level down to the file is locked, so that
 	 * a writer on any of them meets a writer on any other (every chain ends
-	 * at the file).
+	 * at the file). One slot stays for the block device's lock file.
 	 */
 	rc = 0;
 	for (int cur = fd; loop_backing(cur, backing, sizeof(backing)); cur = bk[n - 1]) {
-		if (n == WAL_LOCK_FDS - 1) {
+		if (n == WAL_LOCK_FDS - 2) {
 			snprintf(err, errlen,
 				 "%s: loop devices stacked more than %d deep; open the log "
 				 "through its backing file",
-				 target, WAL_LOCK_FDS - 1);
+				 target, WAL_LOCK_FDS - 2);
 			rc = -ELOOP;
 			break;
 		}
@@ -339,14 +452,36 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 				 target, backing, strerror(errno));
 			break;
 		}
+		if (!is_loop_backing(cur, bk[n])) { /* replaced since: not ours */
+			close(bk[n]);
+			break;
+		}
 		n++;
 	}
-	/* Deepest first: the file every chain ends at decides. lock_fd_for
-	 * closes the descriptor it fails on. */
+	/* Every node of one block device meets at its device number's file. */
+	int bd = -1;
+
+	if (!rc && blockdev_lock_path(fd, blk, sizeof(blk))) {
+		bd = open(blk, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_CREAT, 0644);
+		if (bd < 0) {
+			rc = -errno;
+			snprintf(err, errlen,
+				 "%s: opening %s, the lock file of every node of this block "
+				 "device, to lock it for writing: %s",
+				 target, blk, strerror(errno));
+		}
+	}
+	/* Deepest first: the file every chain ends at decides, then the device
+	 * number, then the node. lock_fd_for closes the descriptor it fails on. */
 	for (int i = n - 1; i >= 0 && !rc; i--) {
 		rc = lock_fd_for(bk[i], target, backing, err, errlen);
 		if (rc)
 			bk[i] = -1;
+	}
+	if (!rc && bd >= 0) {
+		rc = lock_fd_for(bd, target, blk, err, errlen);
+		if (rc)
+			bd = -1;
 	}
 	if (!rc) {
 		rc = lock_fd_for(fd, target, node, err, errlen);
@@ -357,6 +492,8 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 		for (int i = 0; i < n; i++)
 			if (bk[i] >= 0)
 				close(bk[i]);
+		if (bd >= 0)
+			close(bd);
 		if (fd >= 0)
 			close(fd);
 		return rc;
@@ -364,35 +501,47 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 	fd_out[0] = fd;
 	for (int i = 0; i < n; i++)
 		fd_out[1 + i] = bk[i];
+	fd_out[1 + n] = bd;
 	return 0;
 }
 
-/* The holder of the lock on @fd: its pid, -1 unknown, 0 none (or -errno). */
+/*
+ * The holder of the lock on @fd: its pid, -1 for one that cannot be named
+ * here (another PID namespace, no mark, or a writer that has exited while
+ * something it left holds the log), 0 none (or -errno).
+ */
 static long probe_fd(int fd)
 {
 	struct flock fl;
+	struct holder h;
 
 	if (ofd_lock(fd, F_WRLCK, 0, 1, F_OFD_GETLK, &fl))
 		return -errno;
 	if (fl.l_type == F_UNLCK)
 		return 0;
-	long long pid = lock_mark(fd, WAL_LOCK_PID_BASE, WAL_LOCK_PID_SPAN);
-	long long hns = lock_mark(fd, WAL_LOCK_NS_BASE, WAL_LOCK_NS_SPAN);
-	long long hstart = lock_mark(fd, WAL_LOCK_START_BASE, WAL_LOCK_START_SPAN);
-	uint64_t ns = pid_ns();
+	read_holder(fd, &h);
+	enum holder_state hs = holder_state(&h);
 
-	if (pid <= 0 || !ns || hns < 0 || (uint64_t)hns != ns)
-		return -1;
-	/* The pid now names another process: the holder is not it. */
-	uint64_t t = hstart > 0 ? proc_start((long)pid) : 0;
+	return hs == HOLDER_LIVE || hs == HOLDER_SELF ? (long)h.pid : -1;
+}
 
-	return t && t != (uint64_t)hstart ? -1 : (long)pid;
+/* probe_fd of the file at @path (0 where there is none yet). */
+static long probe_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	long p = probe_fd(fd);
+
+	close(fd);
+	return p;
 }
 
 int pmwal_writer_pid(const char *target, long *pid)
 {
 	struct pmwal_target t;
-	char node[300], backing[4096];
+	char node[300], backing[4096], blk[128];
 	int fd, rc;
 
 	if (!target || !pid)
@@ -408,10 +557,14 @@ int pmwal_writer_pid(const char *target, long *pid)
 	fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) /* a PMR's lock file not made yet: no writer since boot */
 		return rc > 0 && errno == ENOENT ? 0 : -errno;
-	/* The node, then each loop device's backing file below it: the first
-	 * holder found is the writer (every chain ends at the same file). */
+	/* The node, its device number's lock file, then each loop device's
+	 * backing file below it: the first holder found is the writer (every
+	 * chain ends at the same file). */
 	for (int depth = 0; depth < WAL_LOCK_FDS; depth++) {
 		long p = probe_fd(fd);
+
+		if (p == 0 && depth == 0 && blockdev_lock_path(fd, blk, sizeof(blk)))
+			p = probe_path(blk);
 		bool more = p == 0 && loop_backing(fd, backing, sizeof(backing));
 
 		close(fd);

@@ -556,8 +556,21 @@ int main(int argc, char **argv)
 			threshold = count_arg(argv[i], argv[i + 1]);
 		else if (!strcmp(argv[i], "--snapshot-trailing"))
 			trailing = count_arg(argv[i], argv[i + 1]);
-		else if (!strcmp(argv[i], "--install-snapshot-timeout"))
+		else if (!strcmp(argv[i], "--install-snapshot-timeout")) {
 			snapshot_timeout = count_arg(argv[i], argv[i + 1]);
+			/* Below the election timeout a leader cuts off each send of
+			 * a large snapshot and starts it again, on and on: the
+			 * cluster stalled, and a follower crashed in raft (with
+			 * 1 ms and 100 MB snapshots). */
+			if (snapshot_timeout < 1000) {
+				fprintf(stderr,
+					"raftkv: --install-snapshot-timeout %s: want at "
+					"least 1000 ms (raft's election timeout); set it "
+					"above the time a snapshot takes to send\n",
+					argv[i + 1]);
+				return 2;
+			}
+		}
 		else
 			usage();
 	}

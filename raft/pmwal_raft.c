@@ -86,6 +86,8 @@ struct praft {
 	struct done *head, **tail;
 	/* raft_uv's own close, wrapped. */
 	void (*uv_close)(struct raft_io *io, raft_io_close_cb cb);
+	int (*uv_send)(struct raft_io *io, struct raft_io_send *req,
+		       const struct raft_message *message, raft_io_send_cb cb);
 	raft_io_close_cb close_cb;
 	int failed; /* a raft error: nothing more is written */
 	int lock_fd; /* DIR/lock: one node per directory */
@@ -673,6 +675,24 @@ out:
 	free(sp);
 }
 
+/*
+ * raft_uv's send, refusing a message with no address. raft 0.15 answers an
+ * installed snapshot to the leader it had when the install began; a node
+ * that became a candidate meanwhile has none, and raft_uv's transport took
+ * the NULL address's length (SIGSEGV, seen with installs cut short again and
+ * again). Refused, the answer is dropped, as one to a leader that is gone.
+ */
+static int pr_send(struct raft_io *io, struct raft_io_send *req,
+		   const struct raft_message *message, raft_io_send_cb cb)
+{
+	struct praft *p = P(io);
+
+	if (!message->server_address)
+		return errorf(p, RAFT_NOCONNECTION, "no address for server %llu",
+			      (unsigned long long)message->server_id);
+	return p->uv_send(io, req, message, cb);
+}
+
 static int pr_snapshot_put(struct raft_io *io, unsigned trailing,
 			   struct raft_io_snapshot_put *req, const struct raft_snapshot *snapshot,
 			   raft_io_snapshot_put_cb cb)
@@ -1202,6 +1222,8 @@ int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
 	p->async_open = true;
 	p->uv_close = p->io.close;
 	p->io.close = pr_close;
+	p->uv_send = p->io.send;
+	p->io.send = pr_send;
 	p->io.load = pr_load;
 	p->io.bootstrap = pr_bootstrap;
 	p->io.recover = pr_recover;

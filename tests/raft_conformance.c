@@ -646,6 +646,42 @@ Test(raft, damaged_lost_or_foreign_metadata_logs_and_snapshots_are_refused)
 	free(b);
 }
 
+static int sends_done;
+
+static void on_send(struct raft_io_send *req, int status)
+{
+	(void)req;
+	(void)status;
+	sends_done++;
+}
+
+/*
+ * raft 0.15 answers an installed snapshot to the leader it had when the
+ * install began; a node that became a candidate meanwhile has none, and the
+ * transport took the length of the NULL address (SIGSEGV). The storage's
+ * send refuses a message without an address, and never calls back.
+ */
+Test(raft, a_message_without_an_address_is_refused_not_sent)
+{
+	struct node *n = node_new("a", NULL, 4u << 20, 1);
+	struct raft_io_send req = {0};
+	struct raft_message m = {.type = RAFT_IO_APPEND_ENTRIES_RESULT,
+				 .server_id = 2,
+				 .server_address = NULL};
+
+	m.append_entries_result.term = 1;
+	m.append_entries_result.last_log_index = 1;
+	int rv = n->io->send(n->io, &req, &m, on_send);
+
+	cr_expect_eq(rv, RAFT_NOCONNECTION, "send without an address: %d (%s)", rv,
+		     n->io->errmsg);
+	cr_expect(strstr(n->io->errmsg, "no address"), "%s", n->io->errmsg);
+	uv_run(&n->loop, UV_RUN_NOWAIT);
+	cr_expect_eq(sends_done, 0, "a refused send called back");
+	node_close(n);
+	free(n);
+}
+
 /* A node killed while it made DIR/log (or on a full disk) left a log with
  * no superblock or none at all: made again only while the node has no state. */
 Test(raft, a_log_whose_creation_was_cut_short_is_made_again_only_for_a_new_node)

@@ -102,6 +102,8 @@ def bad_options():
     for argv, why in ((["--id", "1x"], "--id 1x"), (["--id", "0"], "--id 0"),
                       (["--id", "4"], "--id beyond the peers"),
                       (["--id", "1", "--install-snapshot-timeout", "0"], "a snapshot timeout of 0"),
+                      (["--id", "1", "--install-snapshot-timeout", "999"],
+                       "a snapshot timeout below the election timeout"),
                       (["--id", "1", "--install-snapshot-timeout", "5s"],
                        "a snapshot timeout with a unit")):
         r = subprocess.run([raftkv] + argv + ["--peers", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3",

@@ -670,11 +670,13 @@ Test(lock, a_writer_in_another_time_namespace_is_alive, .init = setup_disk,
 
 /*
  * One block device, two device nodes (a container's own /dev, a mknod copy):
- * each node is an inode of its own, so the lock must meet at the device
- * number. Here a loop device whose backing file is deleted, so that the
- * backing file's lock cannot stand in for it; such a device is still a log
- * any writer may open once it is free (it was refused, naming the deleted
- * file).
+ * each node is an inode of its own, so the writers must meet at the device:
+ * the kernel's exclusive claim (O_EXCL). Here a loop device whose backing
+ * file is deleted, so that the backing file's lock cannot stand in for it;
+ * such a device is still a log any writer may open once it is free (it was
+ * refused, naming the deleted file). The second writer cannot be told who
+ * holds the device through the other node: it waits out the bound for a
+ * writer that exited, then says what may hold it.
  */
 Test(lock, every_node_of_a_block_device_is_one_log, .init = setup_disk, .fini = teardown,
      .timeout = 60)
@@ -705,7 +707,7 @@ Test(lock, every_node_of_a_block_device_is_one_log, .init = setup_disk, .fini = 
 	struct pmwal *a = NULL, *b = NULL;
 	int ra = -1, rb = -1;
 	long who = 0;
-	char why[512] = "";
+	char why[512] = "", why2[512] = "";
 
 	if (!mk) {
 		o.target = loop;
@@ -713,7 +715,8 @@ Test(lock, every_node_of_a_block_device_is_one_log, .init = setup_disk, .fini = 
 		snprintf(why, sizeof(why), "%s", errbuf);
 		o.target = copy;
 		rb = ra ? 0 : pmwal_open(&o, &b);
-		(void)pmwal_writer_pid(copy, &who);
+		snprintf(why2, sizeof(why2), "%s", errbuf);
+		(void)pmwal_writer_pid(loop, &who);
 		if (a)
 			pmwal_close(a);
 		if (b)
@@ -726,7 +729,8 @@ Test(lock, every_node_of_a_block_device_is_one_log, .init = setup_disk, .fini = 
 	cr_expect_eq(ra, 0, "a free loop device over a deleted file: %s", why);
 	cr_expect_eq(rb, -EBUSY, "two writers on one block device through two nodes: %s",
 		     pmwal_strerror(rb));
-	cr_expect_eq(who, (long)getpid(), "the writer through the other node: %ld", who);
+	cr_expect(strstr(why2, "in use") && strstr(why2, "another node"), "%s", why2);
+	cr_expect_eq(who, (long)getpid(), "the writer through its own node: %ld", who);
 }
 
 /* A PMR's lock file is one per controller however its address is spelled. */

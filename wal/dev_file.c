@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -583,10 +584,35 @@ static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 	}
 	if (!p->buffered_io)
 		flags |= O_DIRECT;
-	if (p->create_bytes)
-		flags |= O_CREAT | (p->create_excl ? O_EXCL : 0);
-	int fd = open(p->target, flags, 0644);
+	bool blk = stat(p->target, &st) == 0 && S_ISBLK(st.st_mode);
 
+	if (p->create_bytes && !(blk && !p->create_excl))
+		flags |= O_CREAT | (p->create_excl ? O_EXCL : 0);
+	/*
+	 * A writer claims a block device (O_EXCL without O_CREAT): the claim is
+	 * the device's, not the node's, so a writer through another node of it
+	 * is refused, and it lasts as long as this open file, in-flight writes
+	 * included (lock.c). Claimed already: name the holder, or wait up to
+	 * lock.c's bound for one that has exited.
+	 */
+	if (blk && !p->readonly && !p->create_excl)
+		flags |= O_EXCL;
+	struct timespec t0, now;
+	int fd;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		fd = open(p->target, flags, 0644);
+		if (fd >= 0 || !blk || p->readonly || errno != EBUSY)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long waited = (now.tv_sec - t0.tv_sec) * 1000L +
+			      (now.tv_nsec - t0.tv_nsec) / 1000000L;
+
+		if (wal_busy_device(p->target, waited, err, errlen))
+			return -EBUSY;
+		usleep(5000);
+	}
 	if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0)
 		return fd;
 	int e = errno;

@@ -175,4 +175,10 @@ struct pmr_region *wal_dev_pmem_region(struct wal_dev *dev);
 int wal_dev_open(const struct wal_dev_params *p, struct wal_dev **out, char *err,
 		 size_t errlen);
 
+/* A block device's writable open (O_EXCL) found it claimed: 1 with @err
+ * saying by whom, as far as can be told, when to give up (a live holder
+ * named, or @waited_ms past the wait for one that exited), else 0: look
+ * again in a few ms (lock.c). */
+int wal_busy_device(const char *target, long waited_ms, char *err, size_t errlen);
+
 #endif /* PMWAL_DEVICE_H */

@@ -24,10 +24,16 @@
  * a SIGKILLed writer's descriptors close at once, but the kernel finishes
  * the io_uring writes it had in flight later and lets go of their open file
  * only then, so the lock is free only once nothing of the dead writer can
- * still land. A block device also locks a lock file named after its device
- * number, since one device may have several nodes (a container's own /dev, a
- * mknod copy) and each node is an inode of its own; a loop device also locks
- * its backing file, the same storage under another inode.
+ * still land. A block device is also opened for writing with O_EXCL, the
+ * kernel's claim on the device itself (dev_file.c): one device may have
+ * several nodes (a container's own /dev, a mknod copy), each an inode of its
+ * own, and the claim meets them all, in every mount namespace, and a
+ * partition and its disk too; it lasts as long as the open file, so it
+ * fences a takeover as the lock does. (A lock file per device number did
+ * not: any user could create or hold it in /run/lock, root followed a
+ * symlink put there, and it went with the dead writer at once.) A loop
+ * device also locks its backing file, the same storage under another inode,
+ * and claims a backing block device.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -230,28 +236,16 @@ static int lock_node(const struct pmwal_target *t, char *node, size_t len)
 	return lock_file_path(name, node, len) ? -ENOENT : 1;
 }
 
-/* The lock file every node of block device @fd shares, into @path: true,
- * or false where @fd is no block device (or no lock directory exists). */
-static bool blockdev_lock_path(int fd, char *path, size_t len)
-{
-	struct stat st;
-	char name[64];
-
-	if (fstat(fd, &st) || !S_ISBLK(st.st_mode))
-		return false;
-	snprintf(name, sizeof(name), "pmwal-blk-%u:%u.lock", major(st.st_rdev),
-		 minor(st.st_rdev));
-	return lock_file_path(name, path, len) == 0;
-}
-
 /*
  * The file behind a loop device @fd, into @buf; false if it is none, or if
- * it can no longer be reached by its path (deleted: nothing else can open it
- * there to write it).
+ * it is a regular file deleted since (nothing can open it there to write it,
+ * or attach another loop device to it). A deleted device node is returned
+ * as it reads (" (deleted)" at the end): opening it fails, and is refused.
  */
 static bool loop_backing(int fd, char *buf, size_t len)
 {
 	struct stat st;
+	struct loop_info64 li;
 	char path[96];
 
 	if (fstat(fd, &st) || !S_ISBLK(st.st_mode))
@@ -271,7 +265,8 @@ static bool loop_backing(int fd, char *buf, size_t len)
 	size_t n = strlen(buf);
 	static const char deleted[] = " (deleted)";
 
-	if (n >= sizeof(deleted) - 1 && !strcmp(buf + n - (sizeof(deleted) - 1), deleted))
+	if (n >= sizeof(deleted) - 1 && !strcmp(buf + n - (sizeof(deleted) - 1), deleted) &&
+	    ioctl(fd, LOOP_GET_STATUS64, &li) == 0 && li.lo_rdevice == 0)
 		return false;
 	return buf[0] == '/';
 }
@@ -395,10 +390,8 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 		    size_t errlen)
 {
 	struct pmwal_target t;
-	char node[300], backing[4096], blk[128];
-	/* the backing files of a loop device, top down, then the device
-	 * number's lock file of a block device */
-	int bk[WAL_LOCK_FDS];
+	char node[300], backing[4096];
+	int bk[WAL_LOCK_FDS]; /* the backing files of a loop device, top down */
 	int fd, rc, n = 0;
 
 	for (int i = 0; i < WAL_LOCK_FDS; i++)
@@ -431,19 +424,32 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 	 * A loop device's storage is its backing file too, and that may be a
 	 * loop device in turn: every level down to the file is locked, so that
 	 * a writer on any of them meets a writer on any other (every chain ends
-	 * at the file). One slot stays for the block device's lock file.
+	 * at the file). A backing block device is claimed (O_EXCL) as the
+	 * device itself is: a writer through another node of it is refused.
 	 */
 	rc = 0;
 	for (int cur = fd; loop_backing(cur, backing, sizeof(backing)); cur = bk[n - 1]) {
-		if (n == WAL_LOCK_FDS - 2) {
+		if (n == WAL_LOCK_FDS - 1) {
 			snprintf(err, errlen,
 				 "%s: loop devices stacked more than %d deep; open the log "
 				 "through its backing file",
-				 target, WAL_LOCK_FDS - 2);
+				 target, WAL_LOCK_FDS - 1);
 			rc = -ELOOP;
 			break;
 		}
-		bk[n] = open(backing, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		struct stat bst;
+		bool blk = stat(backing, &bst) == 0 && S_ISBLK(bst.st_mode);
+
+		bk[n] = open(backing, O_RDWR | O_NONBLOCK | O_CLOEXEC | (blk ? O_EXCL : 0));
+		if (bk[n] < 0 && blk && errno == EBUSY) {
+			rc = -EBUSY;
+			snprintf(err, errlen,
+				 "%s: the loop device's backing device %s is in use: a writer "
+				 "through another node of it, or the kernel (mounted, swap, "
+				 "md or dm); one writer at a time",
+				 target, backing);
+			break;
+		}
 		if (bk[n] < 0) {
 			rc = -errno;
 			snprintf(err, errlen,
@@ -458,30 +464,12 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 		}
 		n++;
 	}
-	/* Every node of one block device meets at its device number's file. */
-	int bd = -1;
-
-	if (!rc && blockdev_lock_path(fd, blk, sizeof(blk))) {
-		bd = open(blk, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_CREAT, 0644);
-		if (bd < 0) {
-			rc = -errno;
-			snprintf(err, errlen,
-				 "%s: opening %s, the lock file of every node of this block "
-				 "device, to lock it for writing: %s",
-				 target, blk, strerror(errno));
-		}
-	}
-	/* Deepest first: the file every chain ends at decides, then the device
-	 * number, then the node. lock_fd_for closes the descriptor it fails on. */
+	/* Deepest first: the file every chain ends at decides. lock_fd_for
+	 * closes the descriptor it fails on. */
 	for (int i = n - 1; i >= 0 && !rc; i--) {
 		rc = lock_fd_for(bk[i], target, backing, err, errlen);
 		if (rc)
 			bk[i] = -1;
-	}
-	if (!rc && bd >= 0) {
-		rc = lock_fd_for(bd, target, blk, err, errlen);
-		if (rc)
-			bd = -1;
 	}
 	if (!rc) {
 		rc = lock_fd_for(fd, target, node, err, errlen);
@@ -492,8 +480,6 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 		for (int i = 0; i < n; i++)
 			if (bk[i] >= 0)
 				close(bk[i]);
-		if (bd >= 0)
-			close(bd);
 		if (fd >= 0)
 			close(fd);
 		return rc;
@@ -501,7 +487,6 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 	fd_out[0] = fd;
 	for (int i = 0; i < n; i++)
 		fd_out[1 + i] = bk[i];
-	fd_out[1 + n] = bd;
 	return 0;
 }
 
@@ -525,23 +510,41 @@ static long probe_fd(int fd)
 	return hs == HOLDER_LIVE || hs == HOLDER_SELF ? (long)h.pid : -1;
 }
 
-/* probe_fd of the file at @path (0 where there is none yet). */
-static long probe_path(const char *path)
+int wal_busy_device(const char *target, long waited_ms, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	long pid = 0;
 
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	long p = probe_fd(fd);
-
-	close(fd);
-	return p;
+	if (pmwal_writer_pid(target, &pid) == 0 && pid > 0) {
+		if (pid == (long)getpid())
+			snprintf(err, errlen,
+				 "%s: log is open for writing by pid %ld (this process: "
+				 "another pmwal handle, or a child forked while one was open, "
+				 "holds it); one writer at a time, close that handle first",
+				 target, pid);
+		else
+			snprintf(err, errlen,
+				 "%s: log is open for writing by pid %ld; one writer at a "
+				 "time (open it read-only to read it, or stop that process)",
+				 target, pid);
+		return 1;
+	}
+	if (waited_ms < WAL_LOCK_WAIT_MS)
+		return 0;
+	snprintf(err, errlen,
+		 "%s: the block device is in use (still after %ld ms): a writer through "
+		 "another node of it (a mknod copy, another namespace's /dev), of a "
+		 "partition of it or of the disk it is a partition of; a writer that "
+		 "has exited, while a process it forked or its writes to a stalled "
+		 "device hold it; or the kernel (a mounted filesystem, swap, md or dm). "
+		 "One writer at a time",
+		 target, waited_ms);
+	return 1;
 }
 
 int pmwal_writer_pid(const char *target, long *pid)
 {
 	struct pmwal_target t;
-	char node[300], backing[4096], blk[128];
+	char node[300], backing[4096];
 	int fd, rc;
 
 	if (!target || !pid)
@@ -557,14 +560,10 @@ int pmwal_writer_pid(const char *target, long *pid)
 	fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) /* a PMR's lock file not made yet: no writer since boot */
 		return rc > 0 && errno == ENOENT ? 0 : -errno;
-	/* The node, its device number's lock file, then each loop device's
-	 * backing file below it: the first holder found is the writer (every
-	 * chain ends at the same file). */
+	/* The node, then each loop device's backing file below it: the first
+	 * holder found is the writer (every chain ends at the same file). */
 	for (int depth = 0; depth < WAL_LOCK_FDS; depth++) {
 		long p = probe_fd(fd);
-
-		if (p == 0 && depth == 0 && blockdev_lock_path(fd, blk, sizeof(blk)))
-			p = probe_path(blk);
 		bool more = p == 0 && loop_backing(fd, backing, sizeof(backing));
 
 		close(fd);

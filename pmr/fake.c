@@ -63,6 +63,13 @@ struct pmr_fake {
 	pthread_mutex_t lock, range_mu;
 	uint64_t *pending;
 	uint64_t pending_lo, pending_hi; /* hi == 0: empty */
+	/* One bit per pending word that may be non-zero, so a commit steps
+	 * over empty words 64 at a time: 32 random 4 KiB stores over a 1 GiB
+	 * region spread the range over the whole bitmap, and scanning its
+	 * 256 Ki words took each barrier 18 ms (raw randwrite qd32: 1.7k/s,
+	 * against 168k/s at qd1). Set after the word's bits, cleared (only
+	 * within the range taken) before they are taken. */
+	uint64_t *summary;
 	/* register block */
 	uint64_t cap;
 	uint32_t pmrcap, pmrctl;
@@ -212,29 +219,52 @@ static bool take_range(struct pmr_fake *f, uint64_t *lo, uint64_t *hi)
 static int take_runs(struct pmr_fake *f, int (*fn)(struct pmr_fake *, uint64_t, uint64_t, void *),
 		     void *arg)
 {
-	uint64_t lo, hi, start = UINT64_MAX;
+	uint64_t lo, hi, start = UINT64_MAX, next = 0;
 	int rc = 0;
 
 	if (!take_range(f, &lo, &hi))
 		return 0;
-	for (uint64_t w = lo / 64; w < (hi + 63) / 64 && !rc; w++) {
-		uint64_t bits = __atomic_exchange_n(&f->pending[w], 0, __ATOMIC_ACQ_REL);
+	uint64_t wlo = lo / 64, whi = (hi + 63) / 64;
 
-		for (uint64_t b = 0; b < 64 && !rc; b++) {
-			uint64_t line = w * 64 + b;
+	for (uint64_t sw = wlo / 64; sw <= (whi - 1) / 64 && !rc; sw++) {
+		/* Only the words of the range taken: a word beyond it may hold a
+		 * store whose range is still being grown, for the next barrier. */
+		uint64_t mask = ~0ull;
 
-			if (bits >> b & 1u) {
-				if (start == UINT64_MAX)
-					start = line;
+		if (sw == wlo / 64)
+			mask &= ~0ull << (wlo % 64);
+		if (sw == (whi - 1) / 64 && whi % 64)
+			mask &= ~0ull >> (64 - whi % 64);
+		uint64_t words = __atomic_fetch_and(&f->summary[sw], ~mask, __ATOMIC_ACQ_REL) & mask;
+
+		for (uint64_t sb = 0; words && !rc; sb++, words >>= 1) {
+			if (!(words & 1u))
 				continue;
+			uint64_t w = sw * 64 + sb;
+			uint64_t bits = __atomic_exchange_n(&f->pending[w], 0, __ATOMIC_ACQ_REL);
+
+			/* A run ends at a word that was skipped or has a gap. */
+			if (start != UINT64_MAX && w * 64 != next) {
+				rc = fn(f, start, next, arg);
+				start = UINT64_MAX;
 			}
-			if (start != UINT64_MAX)
-				rc = fn(f, start, line, arg);
-			start = UINT64_MAX;
+			for (uint64_t b = 0; b < 64 && !rc; b++) {
+				uint64_t line = w * 64 + b;
+
+				if (bits >> b & 1u) {
+					if (start == UINT64_MAX)
+						start = line;
+					continue;
+				}
+				if (start != UINT64_MAX)
+					rc = fn(f, start, line, arg);
+				start = UINT64_MAX;
+			}
+			next = (w + 1) * 64;
 		}
 	}
 	if (!rc && start != UINT64_MAX)
-		rc = fn(f, start, (hi + 63) / 64 * 64, arg);
+		rc = fn(f, start, next, arg);
 	return rc;
 }
 
@@ -370,8 +400,12 @@ static void fake_copy_nodrain(struct pmr_region *r, uint64_t off, const void *sr
 	uint64_t first = off / LINE_BYTES, last = (off + len - 1) / LINE_BYTES;
 
 	memcpy(r->base + off, src, len);
-	for (uint64_t l = first; l <= last; l++)
+	for (uint64_t l = first; l <= last; l++) {
 		__atomic_fetch_or(&f->pending[l / 64], 1ull << (l % 64), __ATOMIC_RELEASE);
+		if (l == last || (l + 1) % 64 == 0) /* the word's last line here */
+			__atomic_fetch_or(&f->summary[l / 64 / 64], 1ull << (l / 64 % 64),
+					  __ATOMIC_RELEASE);
+	}
 	pthread_mutex_lock(&f->range_mu);
 	if (f->pending_hi == 0 || first < f->pending_lo)
 		f->pending_lo = first;
@@ -395,6 +429,7 @@ static void fake_close(struct pmr_region *r)
 	if (r->base)
 		munmap(r->base, (size_t)r->size_bytes);
 	free(f->pending);
+	free(f->summary);
 	if (f->fd >= 0)
 		close(f->fd);
 	pthread_mutex_destroy(&f->lock);
@@ -462,7 +497,9 @@ static int load_shadow(struct pmr_fake *f, char *err, size_t errlen)
 					f->name, strerror(errno));
 		f->r.base = p;
 		f->pending = calloc(1, sizeof(uint64_t));
-		return f->pending ? 0 : pmr_errf(err, errlen, -ENOMEM, "out of memory");
+		f->summary = calloc(1, sizeof(uint64_t));
+		return f->pending && f->summary ? 0
+						: pmr_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -474,8 +511,11 @@ static int load_shadow(struct pmr_fake *f, char *err, size_t errlen)
 	if (rc)
 		return pmr_errf(err, errlen, rc, "%s: reading the durable image: %s",
 				f->name, strerror(-rc));
-	f->pending = calloc((size / LINE_BYTES + 1 + 63) / 64, sizeof(uint64_t));
-	if (!f->pending)
+	uint64_t words = (size / LINE_BYTES + 1 + 63) / 64;
+
+	f->pending = calloc(words, sizeof(uint64_t));
+	f->summary = calloc((words + 63) / 64, sizeof(uint64_t));
+	if (!f->pending || !f->summary)
 		return pmr_errf(err, errlen, -ENOMEM, "out of memory");
 	return 0;
 }

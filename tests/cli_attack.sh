@@ -361,6 +361,10 @@ ok crashtest_interrupt_no_files test -z "$(find "$dir/ctk" /dev/shm -maxdepth 1 
 ok crashtest_interrupt_no_processes test -z "$(pgrep -f "crashtest --mode kill --dir $dir/ctk" || true)"
 check append_nothing 0 "$pmwal" append "$log"
 expect append_nothing_msg "appended 0 records: the input held none"
+# A device node that is not there is no log to create: never a file in /dev.
+check create_missing_dev_node 2 "$pmwal" create /dev/pmwal-no-such-node --size 16M
+expect create_missing_dev_node_msg "no such device"
+ok create_missing_dev_node_no_file test ! -e /dev/pmwal-no-such-node
 
 echo "cli_attack: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -553,12 +553,18 @@ Test(lock, an_opener_with_a_dead_writers_pid_or_of_another_user_waits_for_the_lo
 	cr_assert_eq(pmwal_close(w), 0);
 	cr_assert_eq(chmod(dir, 0777), 0);
 	cr_assert_eq(chmod(target, 0666), 0);
-	for (int other_user = 0; other_user < 2; other_user++) {
+	/* 0: the opener has the pid; 1: another user opens; 2: an opener in
+	 * another time namespace (its /proc start times shifted by 1e5 s). */
+	for (int other_user = 0; other_user < 3; other_user++) {
+		if (other_user == 2 && system("unshare -T --boottime 1 true 2>/dev/null"))
+			break; /* no time namespaces here */
 		pid_t child, writer = dead_writer(&child), stranger = -1, opener = -1;
 		int p[2];
 		char *holder[] = {PMWAL_LOCK_HOLDER, target, NULL};
 		char *as_nobody[] = {"setpriv",		"--reuid=65534",	"--regid=65534",
 				     "--clear-groups",	PMWAL_LOCK_HOLDER, target, NULL};
+		char *in_timens[] = {"unshare", "-T",		"-f",	"--kill-child", "--boottime",
+				     "100000",	PMWAL_LOCK_HOLDER, target, NULL};
 		char *sleeper[] = {"sleep", "60", NULL};
 
 		cr_assert_eq(pipe(p), 0);
@@ -573,8 +579,9 @@ Test(lock, an_opener_with_a_dead_writers_pid_or_of_another_user_waits_for_the_lo
 				posix_spawn_file_actions_adddup2(&fa, p[1], 1);
 				posix_spawn_file_actions_addopen(&fa, 2, err_path,
 								 O_WRONLY | O_CREAT | O_TRUNC, 0644);
-				if (posix_spawnp(&opener, "setpriv", &fa, NULL, as_nobody,
-						 environ))
+				char **argv = other_user == 1 ? as_nobody : in_timens;
+
+				if (posix_spawnp(&opener, argv[0], &fa, NULL, argv, environ))
 					opener = -1;
 				posix_spawn_file_actions_destroy(&fa);
 			}
@@ -604,7 +611,10 @@ Test(lock, an_opener_with_a_dead_writers_pid_or_of_another_user_waits_for_the_lo
 		reap(opener);
 		reap(stranger);
 		cr_expect(got, "%s opener did not get the log once the child died: %s",
-			  other_user ? "another user's" : "the pid-reusing", why);
+			  other_user == 1   ? "another user's"
+			  : other_user == 2 ? "another time namespace's"
+					    : "the pid-reusing",
+			  why);
 	}
 }
 

@@ -584,7 +584,17 @@ static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 	}
 	if (!p->buffered_io)
 		flags |= O_DIRECT;
-	bool blk = stat(p->target, &st) == 0 && S_ISBLK(st.st_mode);
+	bool exists = stat(p->target, &st) == 0, blk = exists && S_ISBLK(st.st_mode);
+
+	/* A device node that is not there (a partition not yet scanned, a
+	 * mistyped name) must not become a file in /dev's memory. */
+	if (!exists && p->create_bytes && !strncmp(p->target, "/dev/", 5)) {
+		snprintf(err, errlen,
+			 "%s: no such device; pmwal does not create a log as a file under "
+			 "/dev (check the name: lsblk)",
+			 p->target);
+		return -ENOENT;
+	}
 
 	if (p->create_bytes && !(blk && !p->create_excl))
 		flags |= O_CREAT | (p->create_excl ? O_EXCL : 0);

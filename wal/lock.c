@@ -9,15 +9,14 @@
  * so a crashed writer never blocks the next one; read-only opens take no
  * lock. OFD locks hide their owner (F_OFD_GETLK reports pid -1), so the
  * holder also locks byte WAL_LOCK_PID_BASE + its pid, byte
- * WAL_LOCK_NS_BASE + its PID namespace's inode, byte WAL_LOCK_START_BASE +
- * its start time and byte WAL_LOCK_TNS_BASE + its time namespace's inode,
- * and a refused opener reads them back from those locks' offsets to say who
- * holds the log. The start time tells the holder from a later process given
+ * WAL_LOCK_NS_BASE + its PID namespace's inode and byte WAL_LOCK_START_BASE
+ * + its start time, and a refused opener reads them back from those locks'
+ * offsets to say who holds the log. The start time tells the holder from a later process given
  * the same pid: pids wrap (32768 on a small machine), and CI once saw a dead
  * writer's pid reused within the seconds its lock outlived it, so the next
  * opener named a stranger as the writer and refused the log. Start times
- * are compared only within one time namespace (/proc shows them shifted by
- * the reader's boot-time offset).
+ * are kept as the first time namespace's clock reads them: /proc shows them
+ * shifted by the reader's boot-time offset, which each side takes off.
  *
  * On a file or block device the lock is taken on a duplicate of the
  * descriptor the device writes through, not on a second open of the path:
@@ -56,8 +55,6 @@
 #define WAL_LOCK_NS_SPAN  (1ull << 32) /* namespace inode numbers fit 32 bits */
 #define WAL_LOCK_START_BASE (1ull << 48)
 #define WAL_LOCK_START_SPAN (1ull << 40) /* clock ticks since boot: centuries */
-#define WAL_LOCK_TNS_BASE (1ull << 52)
-#define WAL_LOCK_TNS_SPAN (1ull << 32)
 #define WAL_LOCK_WAIT_MS  3000	       /* for a holder that has exited */
 
 static int ofd_lock(int fd, short type, uint64_t start, uint64_t len, int cmd,
@@ -136,17 +133,43 @@ int wal_proc_stat(long pid, char *state, uint64_t *start)
 	return 0;
 }
 
-/* The start time of process @pid in clock ticks since boot, 0 if unknown. */
+/* This process's boot-time offset (its time namespace's), in clock ticks. */
+static long long boottime_offset(void)
+{
+	FILE *f = fopen("/proc/self/timens_offsets", "re");
+	char name[32];
+	long long sec, nsec, off = 0, hz = sysconf(_SC_CLK_TCK);
+
+	if (!f)
+		return 0; /* no time namespaces: no offset */
+	while (fscanf(f, "%31s %lld %lld", name, &sec, &nsec) == 3)
+		if (!strcmp(name, "boottime") && hz > 0)
+			off = sec * hz + nsec / (1000000000LL / hz);
+	fclose(f);
+	return off;
+}
+
+/* A start time /proc showed this process, as the first time namespace's
+ * clock reads it (0: unknown). */
+static uint64_t start_as_root(uint64_t t)
+{
+	long long r = t ? (long long)t - boottime_offset() : 0;
+
+	return r > 0 ? (uint64_t)r : 0;
+}
+
+/* The start time of process @pid (0: this one) in clock ticks since boot as
+ * the first time namespace counts them, 0 if unknown. */
 static uint64_t proc_start(long pid)
 {
 	uint64_t t = 0;
 
-	return wal_proc_stat(pid, NULL, &t) ? 0 : t;
+	return wal_proc_stat(pid, NULL, &t) ? 0 : start_as_root(t);
 }
 
 /* Who holds a lock, from its marks (-1: no mark). */
 struct holder {
-	long long pid, ns, start, tns;
+	long long pid, ns, start;
 };
 
 enum holder_state {
@@ -161,7 +184,6 @@ static void read_holder(int fd, struct holder *h)
 	h->pid = lock_mark(fd, WAL_LOCK_PID_BASE, WAL_LOCK_PID_SPAN);
 	h->ns = lock_mark(fd, WAL_LOCK_NS_BASE, WAL_LOCK_NS_SPAN);
 	h->start = lock_mark(fd, WAL_LOCK_START_BASE, WAL_LOCK_START_SPAN);
-	h->tns = lock_mark(fd, WAL_LOCK_TNS_BASE, WAL_LOCK_TNS_SPAN);
 }
 
 static bool holder_here(const struct holder *h)
@@ -172,15 +194,14 @@ static bool holder_here(const struct holder *h)
 }
 
 /*
- * What the holder @h is. Its start mark is compared with what /proc says of
- * its pid now only where both read the clock in one time namespace. kill()
+ * What the holder @h is: its start mark against what /proc says of its pid
+ * now, both as the first time namespace's clock reads them. kill()
  * answering EPERM (another user's process) is no answer: /proc still is.
  */
 static enum holder_state holder_state(const struct holder *h)
 {
 	char state;
-	uint64_t t = 0, tns = self_ns("time");
-	bool same_clock = h->tns >= 0 ? tns && (uint64_t)h->tns == tns : !tns;
+	uint64_t t = 0;
 	bool self = h->pid == (long long)getpid();
 
 	if (!holder_here(h))
@@ -191,7 +212,8 @@ static enum holder_state holder_state(const struct holder *h)
 		return self ? HOLDER_SELF : HOLDER_LIVE;
 	if (state == 'Z' || state == 'X')
 		return HOLDER_EXITED;
-	if (same_clock && h->start > 0 && t && t != (uint64_t)h->start)
+	t = start_as_root(t);
+	if (h->start > 0 && t && t != (uint64_t)h->start)
 		return HOLDER_EXITED;
 	return self ? HOLDER_SELF : HOLDER_LIVE;
 }
@@ -292,7 +314,7 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		       size_t errlen)
 {
 	struct flock fl;
-	uint64_t ns = pid_ns(), tns = self_ns("time");
+	uint64_t ns = pid_ns();
 	struct timespec t0, now;
 
 	/* The bounds below are wall-clock milliseconds, not rounds of the loop:
@@ -381,8 +403,6 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 
 	if (start && start < WAL_LOCK_START_SPAN)
 		(void)ofd_lock(fd, F_WRLCK, WAL_LOCK_START_BASE + start, 1, F_OFD_SETLK, &fl);
-	if (tns)
-		(void)ofd_lock(fd, F_WRLCK, WAL_LOCK_TNS_BASE + tns, 1, F_OFD_SETLK, &fl);
 	return 0;
 }
 

@@ -191,6 +191,42 @@ Test(lock, second_writer_on_a_fake_pmr_is_refused_and_the_lock_dies_with_its_hol
 	second_writer_story();
 }
 
+/* losetup -f --show @path into @loop; false where there is no loop device. */
+static bool loop_attach(const char *path, char *loop, size_t len)
+{
+	char cmd[700];
+
+	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s' 2>/dev/null", path);
+	FILE *p = popen(cmd, "r");
+	bool ok = p && fgets(loop, (int)len, p) && !strncmp(loop, "/dev/loop", 9);
+
+	if (p)
+		pclose(p);
+	loop[strcspn(loop, "\n")] = 0;
+	return ok;
+}
+
+static void loop_detach(const char *loop)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "losetup -d %s", loop);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* A new log in DIR/log (@path, and the target), attached to a loop device
+ * (@loop); the test is skipped where there is none. */
+static void log_on_a_loop_device(char *path, size_t plen, char *loop, size_t llen)
+{
+	snprintf(path, plen, "%s/log", dir);
+	snprintf(target, sizeof(target), "%s", path);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	if (!loop_attach(path, loop, llen))
+		cr_skip_test("no loop device here (losetup needs root)");
+}
+
 /*
  * A loop device over the log's file is the same storage under another
  * inode: a writer on either must refuse a writer on the other (an attack
@@ -201,21 +237,7 @@ Test(lock, a_loop_device_and_its_backing_file_are_one_log, .init = setup_disk,
 {
 	char path[512], cmd[700], loop[64] = "";
 
-	snprintf(path, sizeof(path), "%s/log", dir);
-	snprintf(target, sizeof(target), "%s", path);
-	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
-
-	cr_assert_eq(pmwal_close(w), 0);
-	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s' 2>/dev/null", path);
-	FILE *p = popen(cmd, "r");
-
-	if (!p || !fgets(loop, sizeof(loop), p) || strncmp(loop, "/dev/loop", 9)) {
-		if (p)
-			pclose(p);
-		cr_skip_test("no loop device here (losetup needs root)");
-	}
-	pclose(p);
-	loop[strcspn(loop, "\n")] = 0;
+	log_on_a_loop_device(path, sizeof(path), loop, sizeof(loop));
 	struct pmwal_options o = opts(0);
 	struct pmwal *a = NULL, *b = NULL;
 
@@ -249,29 +271,6 @@ Test(lock, a_loop_device_and_its_backing_file_are_one_log, .init = setup_disk,
 	cr_assert_eq(rc2, 0);
 	cr_assert_eq(rc3, -EBUSY, "a writer on %s beside one on its backing file: %s", loop,
 		     pmwal_strerror(rc3));
-}
-
-/* losetup -f --show @path into @loop; false where there is no loop device. */
-static bool loop_attach(const char *path, char *loop, size_t len)
-{
-	char cmd[700];
-
-	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s' 2>/dev/null", path);
-	FILE *p = popen(cmd, "r");
-	bool ok = p && fgets(loop, (int)len, p) && !strncmp(loop, "/dev/loop", 9);
-
-	if (p)
-		pclose(p);
-	loop[strcspn(loop, "\n")] = 0;
-	return ok;
-}
-
-static void loop_detach(const char *loop)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "losetup -d %s", loop);
-	cr_assert_eq(system(cmd), 0);
 }
 
 /* A loop device over a loop device over the file: all three are one log (an
@@ -479,6 +478,11 @@ static pid_t dead_writer(pid_t *child)
 	waitpid(writer, NULL, 0);
 	*child = (pid_t)strtol(line, NULL, 10);
 	cr_assert_gt(*child, 0, "lock_holder fork printed '%s'", line);
+	/* Start times tell processes apart to a clock tick (10 ms): a pid
+	 * given out again within the tick its holder started in is not told
+	 * (lock.c). This writer ran for a few ms only; a stranger started in
+	 * its tick would pass for it. */
+	usleep(30 * 1000);
 	return writer;
 }
 
@@ -691,24 +695,10 @@ Test(lock, a_writer_in_another_time_namespace_is_alive, .init = setup_disk,
 Test(lock, every_node_of_a_block_device_is_one_log, .init = setup_disk, .fini = teardown,
      .timeout = 60)
 {
-	char path[512], copy[512], cmd[700], loop[64] = "";
+	char path[512], copy[512], loop[64] = "";
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/log", dir);
-	snprintf(target, sizeof(target), "%s", path);
-	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
-
-	cr_assert_eq(pmwal_close(w), 0);
-	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s' 2>/dev/null", path);
-	FILE *p = popen(cmd, "r");
-
-	if (!p || !fgets(loop, sizeof(loop), p) || strncmp(loop, "/dev/loop", 9)) {
-		if (p)
-			pclose(p);
-		cr_skip_test("no loop device here (losetup needs root)");
-	}
-	pclose(p);
-	loop[strcspn(loop, "\n")] = 0;
+	log_on_a_loop_device(path, sizeof(path), loop, sizeof(loop));
 	cr_assert_eq(unlink(path), 0);
 	snprintf(copy, sizeof(copy), "%s/node", dir);
 	cr_assert_eq(stat(loop, &st), 0);
@@ -732,8 +722,7 @@ Test(lock, every_node_of_a_block_device_is_one_log, .init = setup_disk, .fini = 
 		if (b)
 			pmwal_close(b);
 	}
-	snprintf(cmd, sizeof(cmd), "losetup -d %s", loop);
-	cr_assert_eq(system(cmd), 0);
+	loop_detach(loop);
 	if (mk)
 		cr_skip_test("mknod %s: %s", copy, strerror(errno));
 	cr_expect_eq(ra, 0, "a free loop device over a deleted file: %s", why);

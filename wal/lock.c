@@ -11,12 +11,14 @@
  * holder also locks byte WAL_LOCK_PID_BASE + its pid, byte
  * WAL_LOCK_NS_BASE + its PID namespace's inode and byte WAL_LOCK_START_BASE
  * + its start time, and a refused opener reads them back from those locks'
- * offsets to say who holds the log. The start time tells the holder from a later process given
- * the same pid: pids wrap (32768 on a small machine), and CI once saw a dead
- * writer's pid reused within the seconds its lock outlived it, so the next
- * opener named a stranger as the writer and refused the log. Start times
- * are kept as the first time namespace's clock reads them: /proc shows them
- * shifted by the reader's boot-time offset, which each side takes off.
+ * offsets to say who holds the log. The start time tells the holder from a
+ * later process given the same pid: pids wrap (32768 on a small machine),
+ * and CI once saw a dead writer's pid reused within the seconds its lock
+ * outlived it, so the next opener named a stranger as the writer and
+ * refused the log. Start times are kept as the first time namespace's clock
+ * reads them: /proc shows them shifted by the reader's boot-time offset,
+ * which each side takes off. They count clock ticks (10 ms): a pid given out
+ * again within the tick its holder started in would pass for the holder.
  *
  * On a file or block device the lock is taken on a duplicate of the
  * descriptor the device writes through, not on a second open of the path:

@@ -282,8 +282,10 @@ int log_check_no_writer(const char *target, char *err, size_t errlen)
 		return 0;
 	/* A writer just killed: its lock goes with its last file reference,
 	 * which the kernel may drop a moment after the process (an io_uring
-	 * instance is torn down after its task). Up to 3 s for a dead pid. */
-	for (int i = 0; pid > 0 && i < 150 && kill((pid_t)pid, 0) && errno == ESRCH; i++) {
+	 * instance is torn down after its task). Up to 3 s for a holder that
+	 * is gone: a dead pid, or one pmwal cannot name (-1: it says so of a
+	 * writer that has exited, and of one in another PID namespace). */
+	for (int i = 0; i < 150 && (pid < 0 || (kill((pid_t)pid, 0) && errno == ESRCH)); i++) {
 		usleep(20000);
 		if (pmwal_writer_pid(target, &pid) || !pid)
 			return 0;

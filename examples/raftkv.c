@@ -501,13 +501,13 @@ static void watch(uv_timer_t *t)
 	 * snapshot install failed stays a follower, behind for good. */
 	if (failed) {
 		fprintf(stderr, "raftkv: the storage failed: %s; exiting\n", failed);
-		exit(1);
+		_exit(1); /* fail stop: raft's requests in flight are not unwound */
 	}
 	if (raft_state(&raft) != RAFT_UNAVAILABLE)
 		return;
 	fprintf(stderr, "raftkv: raft is unavailable: %s%s%s; exiting\n", raft_errmsg(&raft),
 		raft_errmsg(&raft)[0] && io->errmsg[0] ? "; storage: " : "", io->errmsg);
-	exit(1);
+	_exit(1);
 }
 
 static void raft_closed(struct raft *r)

@@ -494,9 +494,12 @@ static int snapshot_write(struct kv *kv, uint64_t lsn)
 		rc = -errno;
 	if (!rc && fsync(kv->dir_fd)) /* the rename itself, durable */
 		rc = -errno;
-	if (rc && !made) /* create_tmp() said why */
-		fail(rc, "checkpoint: %s (the snapshot before it stands)", errbuf);
-	else if (rc)
+	if (rc && !made) { /* create_tmp() said why */
+		char why[sizeof(errbuf)];
+
+		snprintf(why, sizeof(why), "%s", errbuf);
+		fail(rc, "checkpoint: %s (the snapshot before it stands)", why);
+	} else if (rc)
 		fail(rc, "checkpoint: %s: %s (the snapshot before it stands)", kv->snap_tmp,
 		     strerror(-rc));
 	if (rc && made)

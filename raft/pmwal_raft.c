@@ -226,7 +226,14 @@ static int open_own(int dir_fd, const char *name, const char *path, int flags, c
 		snprintf(msg, msglen, "%s: %s", path, strerror(e));
 		return -e;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		snprintf(msg, msglen, "%s: %s", path, strerror(e));
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
 		snprintf(msg, msglen,
 			 !S_ISREG(st.st_mode) ? "%s: not a regular file: move it away"
 					      : "%s: owned by uid %u, not by this node's user: "
@@ -368,8 +375,8 @@ static int read_meta(struct praft *p, char *err, size_t errlen)
 			 "are kept there)", p->meta_path);
 		return RAFT_CORRUPT;
 	}
-	if (fd < 0)
-		return fd == -EIO ? RAFT_IOERR : RAFT_CORRUPT;
+	if (fd < 0) /* a link, another user's file; or the error's */
+		return fd == -ELOOP || fd == -EPERM ? RAFT_INVALID : RAFT_IOERR;
 	ssize_t r = pread(fd, m, sizeof(m), 0);
 
 	close(fd);
@@ -611,7 +618,10 @@ static int snap_load(struct praft *p, struct raft_snapshot **out)
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
-		return errorf(p, fd == -EIO ? RAFT_IOERR : RAFT_CORRUPT, "%s", msg);
+		return errorf(p, fd == -EINVAL ? RAFT_CORRUPT
+				 : fd == -ELOOP || fd == -EPERM ? RAFT_INVALID
+								 : RAFT_IOERR,
+			      "%s", msg);
 	if (fstat(fd, &st)) {
 		close(fd);
 		return errorf(p, RAFT_IOERR, "%s: %s", p->snap_path, strerror(errno));

@@ -26,7 +26,11 @@
  * again to the same result. The checkpoint holds the table while it writes
  * (gets and writers wait; the log's writes go on); a larger store would
  * snapshot copy-on-write. A full log (PMWAL_EFULL) is checkpointed and the
- * write retried.
+ * write retried. An automatic checkpoint (checkpoint_every) that fails does
+ * not fail the write that triggered it: that write is durable and applied.
+ * The failure is counted (kv_stats()) and said on stderr; while checkpoints
+ * keep failing the log fills, and then writes are refused, not made, with
+ * "log full: checkpoint failing: REASON".
  */
 #include "kv.h"
 
@@ -78,7 +82,13 @@ struct kv {
 	uint64_t snap_log_id; /* what the loaded snapshot names */
 	bool have_snap;	      /* a snapshot was loaded */
 	int lock_fd;	      /* DIR/lock: one store per directory */
+	int dir_fd;	      /* DIR: its files are opened relative to it */
 	char snap_path[4096], snap_tmp[4096], dir_path[4096];
+	/* Checkpoints: how many succeeded and failed, the last failure's
+	 * message (under stat_mu). */
+	pthread_mutex_t stat_mu;
+	uint64_t checkpoints, checkpoint_failures, failures_in_a_row;
+	char checkpoint_error[512];
 };
 
 static _Thread_local char errbuf[1024];
@@ -291,6 +301,106 @@ static void mark_applied(struct kv *kv, uint64_t lsn)
 		pthread_cond_broadcast(&kv->ring_cv);
 }
 
+/* ---- the store's own files ---------------------------------------------- */
+
+/*
+ * The store's files live in DIR and are opened relative to it, never through
+ * a symbolic link, and only when this user owns them: in a directory another
+ * user can write (a sticky one: kv_open refuses others), a link or a file
+ * planted there must not be written through or loaded.
+ */
+static int own_file(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return fail(-errno, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return fail(-EINVAL, "%s: not a regular file: move it away", path);
+	if (st.st_uid != geteuid())
+		return fail(-EPERM,
+			    "%s: owned by uid %u, not by this store's user (uid %u): another "
+			    "user's file; not using it (move it away)",
+			    path, (unsigned)st.st_uid, (unsigned)geteuid());
+	return 0;
+}
+
+/* openat() under DIR without following a link; names the path on failure. */
+static int open_own(struct kv *kv, const char *name, const char *path, int flags)
+{
+	int fd = openat(kv->dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct stat st;
+
+	/* (The kernel's protected_symlinks may refuse it first: EACCES.) */
+	if (fd < 0 && (errno == ELOOP || (!fstatat(kv->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+					  S_ISLNK(st.st_mode))))
+		return fail(-ELOOP, "%s: a symbolic link: not following it (another user's? "
+				    "remove it)",
+			    path);
+	if (fd < 0)
+		return fail(-errno, "%s: %s", path, strerror(errno));
+	int rc = own_file(fd, path);
+
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* Creates DIR/@name as a new file. A leftover of this user's (a killed
+ * checkpoint) is removed first; anything else there is refused. */
+static int create_tmp(struct kv *kv, const char *name, const char *path)
+{
+	for (int tries = 0;; tries++) {
+		int fd = openat(kv->dir_fd, name,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+		if (fd >= 0 || errno != EEXIST || tries)
+			return fd >= 0 ? fd : fail(-errno, "%s: %s", path, strerror(errno));
+		struct stat st;
+
+		if (fstatat(kv->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			return fail(-EEXIST,
+				    "%s: exists and is %s: not writing through it (another "
+				    "user's? remove it)",
+				    path, S_ISLNK(st.st_mode) ? "a symbolic link"
+				    : S_ISREG(st.st_mode)   ? "another user's file"
+							    : "not a regular file");
+		if (unlinkat(kv->dir_fd, name, 0) && errno != ENOENT)
+			return fail(-errno, "%s: %s", path, strerror(errno));
+	}
+}
+
+/* DIR must be a directory no other user can plant files in: not writable
+ * by group or others unless sticky, and owned by this user or root. */
+static int check_dir(int fd, const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		snprintf(err, errlen,
+			 "%s: writable by other users (mode %04o) and not sticky: they could "
+			 "replace the store's files; chmod go-w it (or +t)",
+			 dir, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(err, errlen,
+			 "%s: owned by uid %u, not by this store's user (uid %u) or root: its "
+			 "owner could replace the store's files",
+			 dir, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
 /* ---- the snapshot -------------------------------------------------------- */
 
 static int write_all(int fd, const void *p, size_t n)
@@ -316,8 +426,9 @@ static int write_all(int fd, const void *p, size_t n)
  * key, the value; then "PMKVEND4" and the XXH3-64 of every byte before it. */
 static int snapshot_write(struct kv *kv, uint64_t lsn)
 {
-	int fd = open(kv->snap_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	int rc = fd < 0 ? -errno : 0;
+	int fd = create_tmp(kv, "snapshot.tmp", kv->snap_tmp);
+	int rc = fd < 0 ? fd : 0;
+	bool made = fd >= 0; /* snapshot.tmp is this checkpoint's */
 	size_t cap = 64 << 10, used = 0;
 	char *buf = malloc(cap);
 	uint64_t n = kv->live;
@@ -379,20 +490,20 @@ static int snapshot_write(struct kv *kv, uint64_t lsn)
 		rc = -errno;
 	if (fd >= 0 && close(fd) && !rc)
 		rc = -errno;
-	if (!rc && rename(kv->snap_tmp, kv->snap_path))
+	if (!rc && renameat(kv->dir_fd, "snapshot.tmp", kv->dir_fd, "snapshot"))
 		rc = -errno;
-	if (!rc) { /* the rename itself, durable */
-		int d = open(kv->dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!rc && fsync(kv->dir_fd)) /* the rename itself, durable */
+		rc = -errno;
+	if (rc && !made) { /* create_tmp() said why */
+		char why[sizeof(errbuf)];
 
-		rc = d < 0 || fsync(d) ? -errno : 0;
-		if (d >= 0)
-			close(d);
-	}
-	if (rc) {
+		snprintf(why, sizeof(why), "%s", errbuf);
+		fail(rc, "checkpoint: %s (the snapshot before it stands)", why);
+	} else if (rc)
 		fail(rc, "checkpoint: %s: %s (the snapshot before it stands)", kv->snap_tmp,
 		     strerror(-rc));
-		unlink(kv->snap_tmp);
-	}
+	if (rc && made)
+		unlinkat(kv->dir_fd, "snapshot.tmp", 0);
 	return rc;
 }
 
@@ -411,17 +522,26 @@ static bool take(const char *img, size_t len, size_t *pos, void *out, size_t n)
  * takes anything from it. */
 static int snapshot_load(struct kv *kv, uint64_t *lsn)
 {
-	int fd = open(kv->snap_path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(kv->dir_fd, "snapshot", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	char *img = NULL;
 	size_t len = 0, pos = 0;
 	int rc = 0;
 
 	*lsn = 0;
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0 && (errno == ELOOP || (!fstatat(kv->dir_fd, "snapshot", &st,
+						   AT_SYMLINK_NOFOLLOW) &&
+					  S_ISLNK(st.st_mode))))
+		return fail(-ELOOP, "%s: a symbolic link: not following it (move it away)",
+			    kv->snap_path);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : fail(-errno, "%s: %s", kv->snap_path, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		rc = fail(-EINVAL, "%s: not a regular file", kv->snap_path);
+		return fail(-errno, "%s: %s", kv->snap_path, strerror(errno));
+	if ((rc = own_file(fd, kv->snap_path)) != 0)
+		;
+	else if (fstat(fd, &st))
+		rc = fail(-errno, "%s: %s", kv->snap_path, strerror(errno));
 	else if ((len = (size_t)st.st_size) < 48 || !(img = malloc(len)))
 		rc = fail(len < 48 ? -EINVAL : -ENOMEM, "%s: %s", kv->snap_path,
 			  len < 48 ? "too short to be a snapshot" : "out of memory");
@@ -512,8 +632,16 @@ static int log_write(struct kv *kv, const void *rec, size_t len, uint64_t *lsn_o
 		 * when a checkpoint frees nothing. */
 		uint64_t at, before = pmwal_durable_lsn(kv->w);
 
-		if ((rc = kv_checkpoint(kv, &at)) != 0)
-			return rc;
+		if ((rc = kv_checkpoint(kv, &at)) != 0) {
+			char why[sizeof(errbuf)];
+
+			snprintf(why, sizeof(why), "%s", errbuf);
+			if (kv_failed(kv))
+				return fail(rc, "%s", why);
+			return fail(PMWAL_EFULL, "log full: checkpoint failing: %s (this write "
+						 "was not made)",
+				    why);
+		}
 		if (at + 1 < before)
 			usleep(1000);
 	}
@@ -545,10 +673,14 @@ static int log_write(struct kv *kv, const void *rec, size_t len, uint64_t *lsn_o
 		return fail(rc, "apply LSN %" PRIu64 ": %s", lsn, strerror(-rc));
 	if (lsn_out)
 		*lsn_out = lsn;
+	/* The write is durable and applied: that is its answer. A checkpoint
+	 * that fails here is the store's trouble, not this write's: it is
+	 * counted (kv_stats()) and said on stderr; the log is released once one
+	 * succeeds, and a log that fills meanwhile refuses writes by name. */
 	if (kv->checkpoint_every && lsn % kv->checkpoint_every == 0) {
 		uint64_t at;
 
-		return kv_checkpoint(kv, &at);
+		(void)kv_checkpoint(kv, &at); /* a failed log refuses the next write */
 	}
 	return 0;
 }
@@ -654,6 +786,36 @@ int kv_dump(struct kv *kv, char **buf, size_t *len)
 	return 0;
 }
 
+/* Counts a checkpoint's outcome; says on stderr when checkpoints start
+ * failing (then at the 10th, 100th, ... failure in a row) and when they
+ * work again. */
+static void checkpoint_done(struct kv *kv, uint64_t lsn, int rc)
+{
+	pthread_mutex_lock(&kv->stat_mu);
+	if (rc) {
+		uint64_t n = ++kv->failures_in_a_row;
+
+		kv->checkpoint_failures++;
+		snprintf(kv->checkpoint_error, sizeof(kv->checkpoint_error), "%s", errbuf);
+		while (n % 10 == 0)
+			n /= 10;
+		if (n == 1)
+			fprintf(stderr,
+				"kv: checkpoint at LSN %" PRIu64 " failed (%" PRIu64 " in a row; "
+				"acknowledged writes stay durable in the log, which is released "
+				"only once a checkpoint succeeds): %s\n",
+				lsn, kv->failures_in_a_row, errbuf);
+	} else {
+		if (kv->failures_in_a_row)
+			fprintf(stderr, "kv: checkpoint at LSN %" PRIu64 " succeeded after %" PRIu64
+					" failed\n",
+				lsn, kv->failures_in_a_row);
+		kv->checkpoints++;
+		kv->failures_in_a_row = 0;
+	}
+	pthread_mutex_unlock(&kv->stat_mu);
+}
+
 int kv_checkpoint(struct kv *kv, uint64_t *lsn)
 {
 	int rc;
@@ -666,8 +828,22 @@ int kv_checkpoint(struct kv *kv, uint64_t *lsn)
 	/* Only now: the snapshot holds them. */
 	if (!rc && (rc = pmwal_release(kv->w, *lsn + 1)) != 0)
 		fail(log_failed(kv, rc), "release: %s", pmwal_errmsg(kv->w));
+	checkpoint_done(kv, *lsn, rc);
 	pthread_mutex_unlock(&kv->ckpt_mu);
 	return rc;
+}
+
+void kv_stats(struct kv *kv, struct kv_stats *s)
+{
+	pthread_mutex_lock(&kv->mu);
+	s->applied_lsn = kv->applied_lsn;
+	pthread_mutex_unlock(&kv->mu);
+	pthread_mutex_lock(&kv->stat_mu);
+	s->checkpoints = kv->checkpoints;
+	s->checkpoint_failures = kv->checkpoint_failures;
+	s->failures_in_a_row = kv->failures_in_a_row;
+	snprintf(s->checkpoint_error, sizeof(s->checkpoint_error), "%s", kv->checkpoint_error);
+	pthread_mutex_unlock(&kv->stat_mu);
 }
 
 /* ---- open and close ----------------------------------------------------- */
@@ -731,9 +907,10 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	kv->lock_fd = -1;
+	kv->lock_fd = kv->dir_fd = -1;
 	pthread_mutex_init(&kv->mu, NULL);
 	pthread_mutex_init(&kv->ckpt_mu, NULL);
+	pthread_mutex_init(&kv->stat_mu, NULL);
 	pthread_cond_init(&kv->ring_cv, NULL);
 	kv->done = calloc(KV_RING, sizeof(*kv->done));
 	if (!kv->done) {
@@ -752,11 +929,19 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 	char lock_path[4200];
 
 	snprintf(lock_path, sizeof(lock_path), "%s/lock", o->dir);
-	kv->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (kv->lock_fd < 0) {
+	kv->dir_fd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (kv->dir_fd < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "%s: %s (DIR must be a writable directory)", lock_path,
+		snprintf(err, errlen, "%s: %s (DIR must be a writable directory)", o->dir,
 			 strerror(errno));
+		goto out;
+	}
+	if ((rc = check_dir(kv->dir_fd, o->dir, err, errlen)) != 0)
+		goto out;
+	kv->lock_fd = open_own(kv, "lock", lock_path, O_RDWR | O_CREAT);
+	if (kv->lock_fd < 0) {
+		rc = kv->lock_fd;
+		snprintf(err, errlen, "%s (DIR must be a writable directory)", errbuf);
 		goto out;
 	}
 	if (flock(kv->lock_fd, LOCK_EX | LOCK_NB)) {
@@ -833,10 +1018,13 @@ int kv_close(struct kv *kv)
 	free(kv->slots);
 	pthread_mutex_destroy(&kv->mu);
 	pthread_mutex_destroy(&kv->ckpt_mu);
+	pthread_mutex_destroy(&kv->stat_mu);
 	pthread_cond_destroy(&kv->ring_cv);
 	free(kv->done);
 	if (kv->lock_fd >= 0)
 		close(kv->lock_fd); /* after the log: the next store finds it closed */
+	if (kv->dir_fd >= 0)
+		close(kv->dir_fd);
 	free(kv);
 	return rc;
 }

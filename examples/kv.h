@@ -35,15 +35,22 @@ struct kv_options {
 };
 
 /* Opens (creates) the store: loads DIR/snapshot, opens the log (creates it
- * when neither exists) and replays what the snapshot does not hold.
+ * when neither exists) and replays what the snapshot does not hold. DIR
+ * must not be writable by other users unless sticky, and must belong to
+ * this user or root; the store's files in it (lock, snapshot,
+ * snapshot.tmp) are never followed through a symbolic link, and one that
+ * another user owns is refused.
  * Returns 0, or a negative errno / pmwal code with a message in @err. */
 int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errlen);
 
 /* Durable before return. *@lsn (may be NULL) gets the record's LSN.
  * Returns 0, -EINVAL (empty or oversized key, a key with a space, NUL or
  * newline, a value with a newline or NUL), PMWAL_ETOOBIG (larger than the
- * log's records), PMWAL_EFULL (full of what no checkpoint can free yet), or
- * another log error: then kv_failed() (kv_errmsg() says why). */
+ * log's records), PMWAL_EFULL (full of what no checkpoint can free yet, or
+ * full while checkpoints fail: "log full: checkpoint failing: REASON"), or
+ * another log error: then kv_failed() (kv_errmsg() says why). On any error
+ * the write was not made. A checkpoint_every checkpoint that fails after
+ * the write is durable does not fail it (0): see kv_stats(). */
 int kv_put(struct kv *kv, const char *key, const char *value, uint64_t *lsn);
 int kv_del(struct kv *kv, const char *key, uint64_t *lsn);
 
@@ -54,6 +61,17 @@ int kv_get(struct kv *kv, const char *key, char **value, uint64_t *lsn);
 /* Writes the snapshot (the table as of *@lsn), then releases the log below
  * it. Returns 0 or an error (kv_errmsg()). */
 int kv_checkpoint(struct kv *kv, uint64_t *lsn);
+
+struct kv_stats {
+	uint64_t applied_lsn;	      /* every record up to it is applied */
+	uint64_t checkpoints;	      /* that succeeded */
+	uint64_t checkpoint_failures; /* that failed, in all */
+	uint64_t failures_in_a_row;   /* since the last success */
+	char checkpoint_error[512];   /* the last failure's message ("": none) */
+};
+
+/* The store's counters. Thread-safe. */
+void kv_stats(struct kv *kv, struct kv_stats *s);
 
 /* Every live key as "KEY VALUE\n" into a malloc()ed buffer (*@len bytes). */
 int kv_dump(struct kv *kv, char **buf, size_t *len);

@@ -5,6 +5,8 @@
  * checkpoints that let the log be released. The engine is examples/kv.c.
  *
  *   kvstore DIR [--target TARGET] [--socket PATH] [--checkpoint-every N]
+ *           [--socket-mode MODE] [--max-clients N] [--max-clients-per-uid N]
+ *           [--idle-timeout SECONDS]
  *
  *   TARGET   the log (default DIR/log; e.g. pmem:/dev/shm/kv.log,
  *            fakepmr:PATH, /dev/nvme0n1)
@@ -15,6 +17,22 @@
  *   N        checkpoint after every N records (default 0: only on the
  *            checkpoint command and when the log is full)
  *
+ * DIR, and the directory PATH is in, must not be writable by other users
+ * unless sticky (as /tmp is), and must belong to this user or root: another
+ * user could plant or replace files there. The store never writes through a
+ * symbolic link in DIR, and never replaces at PATH anything but a stale
+ * socket of its own user. The socket is made with mode MODE (octal, default
+ * 0600: this user and root connect; 0660: the group too).
+ *
+ * Clients on the socket: at most --max-clients at once (default 1024), and
+ * at most --max-clients-per-uid of one user (SO_PEERCRED; default 256). A
+ * client that sends nothing for --idle-timeout seconds (default 300; 0:
+ * never) is told so and closed. When the store (or a user's share) is full,
+ * a new client takes the place of the client idle longest, which is closed;
+ * only when every client is in the middle of a request is the new one told
+ * "error: too many clients" and closed. So idle connections, however many,
+ * never lock others out.
+ *
  * One command per line, one answer per line:
  *   put KEY VALUE   ok LSN          (durable before the answer)
  *   del KEY         ok LSN
@@ -24,25 +42,35 @@
  *   checkpoint      checkpoint LSN  (the snapshot covers LSN; the log below
  *                                    LSN + 1 is released)
  *   dump            KEY VALUE lines, then "end"
+ *   stats           stats applied LSN checkpoints N checkpoint_failures N
+ *                   [failing N last_checkpoint_error MESSAGE]
  *   quit            ends this client's session
  * KEY is one word; VALUE the rest of the line (a \r before the newline is
  * dropped). A bad line gets "error ..."; so does a request the log refuses
  * (a value larger than its records, a log full of what no checkpoint can
  * free yet), and the store goes on. A last line without its newline (a
  * client that died sending it) is never executed.
+ * A checkpoint of --checkpoint-every that fails (its filesystem full) does
+ * not fail the write that triggered it, which is durable: that write is
+ * answered "ok", the failure is said on stderr and counted in "stats". While
+ * checkpoints keep failing the log fills; then writes are refused, and not
+ * made, with "error: log full: checkpoint failing: REASON".
  * When the log fails (an I/O error, a full log no checkpoint can free), the
  * store answers "error ..." and exits 1 without acknowledging anything more;
  * a restart recovers. Crash-only: a kill at any moment loses nothing that
  * was acknowledged.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -51,6 +79,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pmwal.h>
@@ -58,6 +87,36 @@
 #include "kv.h"
 
 static struct kv *kv;
+
+/* Limits on socket clients (main() sets them from the options). */
+static unsigned clients_max = 1024, clients_per_uid_max = 256, idle_timeout_s = 300;
+static mode_t socket_mode = 0600;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A socket client, as its thread and the accepting thread see it. */
+struct client {
+	pthread_t tid;
+	int fd;
+	uid_t uid;
+	bool used, finished;
+	bool idle;	  /* waiting for its next line (atomic) */
+	uint64_t last_ms; /* when it last sent a line or was answered (atomic) */
+};
+
+static void set_idle(struct client *c, bool idle)
+{
+	if (!c)
+		return;
+	__atomic_store_n(&c->last_ms, now_ms(), __ATOMIC_RELAXED);
+	__atomic_store_n(&c->idle, idle, __ATOMIC_RELEASE);
+}
 
 static int write_all(int fd, const char *p, size_t n)
 {
@@ -98,7 +157,8 @@ static int reply(int fd, const char *fmt, ...)
 /* Reads one line into *@line (without its newline, or a \r before it).
  * Returns its length, -1 at the end of input (a last line without its
  * newline is a client that died while sending it: never executed), -2 for a
- * line longer than LINE_MAX_BYTES, -3 for one with a NUL byte. */
+ * line longer than LINE_MAX_BYTES, -3 for one with a NUL byte, -4 when the
+ * client sent nothing for the idle timeout (SO_RCVTIMEO). */
 static ssize_t read_line(FILE *in, char **line, size_t *cap)
 {
 	size_t n = 0;
@@ -121,22 +181,32 @@ static ssize_t read_line(FILE *in, char **line, size_t *cap)
 		(*line)[n++] = (char)c;
 	}
 	if (c == EOF)
-		return -1;
+		return ferror(in) && (errno == EAGAIN || errno == EWOULDBLOCK) ? -4 : -1;
 	if (n && (*line)[n - 1] == '\r')
 		n--;
 	(*line)[n] = 0;
 	return nul ? -3 : (ssize_t)n;
 }
 
-/* One client: lines from @in, answers to @out. Returns when it quits, its
- * input ends, or it sends a line too long to be a command. */
-static void serve(FILE *in, int out)
+/* One client: lines from @in, answers to @out; @self is its slot (NULL:
+ * stdin). Returns when it quits, its input ends, it sends a line too long
+ * to be a command, or it is idle too long. */
+static void serve(FILE *in, int out, struct client *self)
 {
 	char *line = malloc(256);
 	size_t cap = line ? 256 : 0;
 	ssize_t n;
 
-	while ((n = read_line(in, &line, &cap)) >= 0 || n < -1) {
+	for (;;) {
+		set_idle(self, true);
+		n = read_line(in, &line, &cap);
+		set_idle(self, false);
+		if (n == -1)
+			break;
+		if (n == -4) {
+			reply(out, "error: idle for %u s: closing\n", idle_timeout_s);
+			break;
+		}
 		if (n == -2) {
 			reply(out, "error: a line longer than %u bytes: closing\n", LINE_MAX_BYTES);
 			break;
@@ -189,6 +259,19 @@ static void serve(FILE *in, int out)
 				wr = write_all(out, buf, len) || reply(out, "end\n");
 				free(buf);
 			}
+		} else if (!strcmp(cmd, "stats") && !key) {
+			struct kv_stats st;
+
+			kv_stats(kv, &st);
+			wr = reply(out,
+				   "stats applied %" PRIu64 " checkpoints %" PRIu64
+				   " checkpoint_failures %" PRIu64,
+				   st.applied_lsn, st.checkpoints, st.checkpoint_failures);
+			if (!wr && st.failures_in_a_row)
+				wr = reply(out, " failing %" PRIu64 " last_checkpoint_error %s",
+					   st.failures_in_a_row, st.checkpoint_error);
+			if (!wr)
+				wr = reply(out, "\n");
 		} else if (!strcmp(cmd, "quit") && !key) {
 			break;
 		} else {
@@ -211,13 +294,7 @@ static void serve(FILE *in, int out)
 
 /* ---- the Unix socket: one thread per client ------------------------------ */
 
-#define CLIENTS_MAX 1024
-
-static struct client {
-	pthread_t tid;
-	int fd;
-	bool used, finished;
-} clients[CLIENTS_MAX];
+static struct client *clients; /* clients_max slots */
 static pthread_mutex_t clients_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void *client_main(void *arg)
@@ -226,7 +303,7 @@ static void *client_main(void *arg)
 	FILE *in = fdopen(dup(c->fd), "r");
 
 	if (in) {
-		serve(in, c->fd);
+		serve(in, c->fd, c);
 		fclose(in);
 	}
 	pthread_mutex_lock(&clients_mu);
@@ -238,7 +315,7 @@ static void *client_main(void *arg)
 /* Joins clients that finished; with @all, ends every session first. */
 static void reap_clients(bool all)
 {
-	for (int i = 0; i < CLIENTS_MAX; i++) {
+	for (unsigned i = 0; i < clients_max; i++) {
 		pthread_mutex_lock(&clients_mu);
 		bool used = clients[i].used, done = clients[i].finished;
 
@@ -251,6 +328,87 @@ static void reap_clients(bool all)
 		close(clients[i].fd);
 		clients[i].used = clients[i].finished = false;
 	}
+}
+
+/* Closes client @i, which was idle, to make room for a new one: its
+ * thread's read ends; a request it just began still completes. */
+static void evict(unsigned i)
+{
+	shutdown(clients[i].fd, SHUT_RDWR);
+	pthread_join(clients[i].tid, NULL);
+	close(clients[i].fd);
+	clients[i].used = clients[i].finished = false;
+}
+
+/* The slot for a new client of @uid, making room by closing the client idle
+ * longest (of @uid, when @uid has its share); -1 with the reason in @why
+ * when every candidate is in the middle of a request. */
+static int admit(uid_t uid, char *why, size_t whylen)
+{
+	unsigned mine = 0, free_slot = clients_max, victim = clients_max;
+	uint64_t oldest = UINT64_MAX;
+
+	reap_clients(false);
+	for (unsigned i = 0; i < clients_max; i++)
+		if (clients[i].used && clients[i].uid == uid)
+			mine++;
+		else if (!clients[i].used && free_slot == clients_max)
+			free_slot = i;
+	bool uid_full = mine >= clients_per_uid_max;
+
+	if (!uid_full && free_slot < clients_max)
+		return (int)free_slot;
+	for (unsigned i = 0; i < clients_max; i++) {
+		uint64_t t = __atomic_load_n(&clients[i].last_ms, __ATOMIC_RELAXED);
+
+		if (clients[i].used && (!uid_full || clients[i].uid == uid) &&
+		    __atomic_load_n(&clients[i].idle, __ATOMIC_ACQUIRE) && t < oldest) {
+			oldest = t;
+			victim = i;
+		}
+	}
+	if (victim == clients_max) {
+		if (uid_full)
+			snprintf(why, whylen, "too many clients of uid %u (at most %u), all busy",
+				 (unsigned)uid, clients_per_uid_max);
+		else
+			snprintf(why, whylen, "too many clients (at most %u), all busy",
+				 clients_max);
+		return -1;
+	}
+	evict(victim);
+	return (int)victim;
+}
+
+/* The directory of the socket must not let another user replace it. */
+static int check_socket_dir(const char *path)
+{
+	char copy[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct stat st;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	const char *dir = dirname(copy);
+
+	if (stat(dir, &st)) {
+		fprintf(stderr, "kvstore: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		fprintf(stderr,
+			"kvstore: %s: writable by other users (mode %04o) and not sticky: they "
+			"could replace the socket; put it in a directory only this user writes "
+			"(or a sticky one)\n",
+			dir, (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		fprintf(stderr,
+			"kvstore: %s: owned by uid %u, not by this store's user or root: its "
+			"owner could replace the socket\n",
+			dir, (unsigned)st.st_uid);
+		return -1;
+	}
+	return 0;
 }
 
 static int serve_socket(const char *path)
@@ -271,6 +429,12 @@ static int serve_socket(const char *path)
 		perror("kvstore: socket");
 		return 1;
 	}
+	if (!(clients = calloc(clients_max, sizeof(*clients)))) {
+		fprintf(stderr, "kvstore: out of memory\n");
+		return 1;
+	}
+	if (check_socket_dir(path))
+		return 1;
 	struct stat st;
 
 	if (!lstat(path, &st)) { /* only a socket nobody serves is replaced */
@@ -286,13 +450,30 @@ static int serve_socket(const char *path)
 				     : "exists and is not a socket: not replacing it");
 			return 1;
 		}
+		if (st.st_uid != geteuid()) {
+			fprintf(stderr,
+				"kvstore: %s: a socket of uid %u, not this store's user: not "
+				"replacing another user's socket (remove it)\n",
+				path, (unsigned)st.st_uid);
+			return 1;
+		}
 		unlink(path); /* a socket left by a killed store */
 	}
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 128)) {
-		fprintf(stderr, "kvstore: %s: %s\n", path, strerror(errno));
+	/* Made with no permission for others, then opened up to the mode:
+	 * never wider than asked, not even for a moment. (bind() fails on a
+	 * name that appeared meanwhile, a link included.) */
+	mode_t old_umask = umask(0177);
+	int brc = bind(lfd, (struct sockaddr *)&sa, sizeof(sa));
+	int berr = errno;
+
+	umask(old_umask);
+	if (brc || (socket_mode != 0600 && chmod(path, socket_mode)) || listen(lfd, 128)) {
+		fprintf(stderr, "kvstore: %s: %s\n", path, strerror(brc ? berr : errno));
 		return 1;
 	}
-	fprintf(stderr, "kvstore: serving on %s\n", path);
+	fprintf(stderr, "kvstore: serving on %s (mode %04o; at most %u clients, %u per uid, "
+			"idle timeout %u s)\n",
+		path, (unsigned)socket_mode, clients_max, clients_per_uid_max, idle_timeout_s);
 	int warned = 0;
 
 	for (;;) {
@@ -317,20 +498,27 @@ static int serve_socket(const char *path)
 		}
 		if (fd < 0)
 			continue;
-		/* A client that stops reading its answers cannot hold the store. */
-		struct timeval tv = {.tv_sec = 10};
+		/* A client that stops reading its answers cannot hold the store;
+		 * nor can one that stops sending. */
+		struct timeval tv = {.tv_sec = 10}, idle = {.tv_sec = idle_timeout_s};
 
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		int i = 0;
+		if (idle_timeout_s)
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
+		struct ucred cred = {.uid = (uid_t)-1};
+		socklen_t credlen = sizeof(cred);
+		char why[128];
 
-		while (i < CLIENTS_MAX && clients[i].used)
-			i++;
-		if (i == CLIENTS_MAX) {
-			reply(fd, "error: too many clients (%d)\n", CLIENTS_MAX);
+		getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen);
+		int i = admit(cred.uid, why, sizeof(why));
+
+		if (i < 0) {
+			reply(fd, "error: %s\n", why);
 			close(fd);
 			continue;
 		}
-		clients[i] = (struct client){.fd = fd, .used = true};
+		clients[i] = (struct client){.fd = fd, .uid = cred.uid, .used = true,
+					     .last_ms = now_ms()};
 		if (pthread_create(&clients[i].tid, NULL, client_main, &clients[i])) {
 			reply(fd, "error: no thread for this client\n");
 			close(fd);
@@ -340,13 +528,26 @@ static int serve_socket(const char *path)
 	close(lfd);
 	unlink(path);
 	reap_clients(true);
+	free(clients);
 	return 0;
+}
+
+/* An option's number in @base, at most @max; ULONG_MAX when it is not one. */
+static unsigned long number(const char *v, int base, unsigned long max)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long n = strtoul(v, &end, base);
+
+	return errno || end == v || *end || v[0] < '0' || v[0] > '9' || n > max ? ULONG_MAX : n;
 }
 
 int main(int argc, char **argv)
 {
 	struct kv_options o = {0};
 	const char *sock = NULL;
+	bool per_uid_set = false;
 	char err[1024];
 
 	for (int i = 2; i < argc; i++) {
@@ -361,12 +562,53 @@ int main(int argc, char **argv)
 			o.checkpoint_every = strtoull(argv[++i], &end, 10);
 			if (errno || *end || argv[i][0] < '0' || argv[i][0] > '9')
 				argc = 0;
+		} else if (!strcmp(argv[i], "--socket-mode") && i + 1 < argc) {
+			unsigned long m = number(argv[++i], 8, 0777);
+
+			socket_mode = (mode_t)m;
+			if (m == ULONG_MAX || !(m & 0200))
+				argc = 0; /* the store's own user must connect */
+		} else if (!strcmp(argv[i], "--max-clients") && i + 1 < argc) {
+			unsigned long n = number(argv[++i], 10, 65536);
+
+			clients_max = (unsigned)n;
+			if (n == ULONG_MAX || !n)
+				argc = 0;
+		} else if (!strcmp(argv[i], "--max-clients-per-uid") && i + 1 < argc) {
+			unsigned long n = number(argv[++i], 10, 65536);
+
+			clients_per_uid_max = (unsigned)n;
+			if (n == ULONG_MAX || !n)
+				argc = 0;
+			per_uid_set = true;
+		} else if (!strcmp(argv[i], "--idle-timeout") && i + 1 < argc) {
+			unsigned long n = number(argv[++i], 10, 86400);
+
+			idle_timeout_s = (unsigned)n;
+			if (n == ULONG_MAX)
+				argc = 0;
 		} else
 			argc = 0;
 	}
 	if (argc < 2 || argv[1][0] == '-' || !argv[1][0]) {
-		fprintf(stderr, "usage: kvstore DIR [--target TARGET] [--socket PATH] "
-				"[--checkpoint-every N]\n");
+		fprintf(stderr,
+			"usage: kvstore DIR [--target TARGET] [--socket PATH] [--checkpoint-every N]\n"
+			"               [--socket-mode MODE] [--max-clients N] "
+			"[--max-clients-per-uid N] [--idle-timeout SECONDS]\n"
+			"  --socket-mode MODE        the socket's permissions, octal (default 0600)\n"
+			"  --max-clients N           socket clients at once, 1..65536 (default 1024)\n"
+			"  --max-clients-per-uid N   of one user, 1..65536 (default 256; at most "
+			"--max-clients)\n"
+			"  --idle-timeout SECONDS    a client silent this long is closed (default "
+			"300; 0: never)\n"
+			"  When full, a new client takes the place of the one idle longest.\n");
+		return 2;
+	}
+	if (!per_uid_set && clients_per_uid_max > clients_max)
+		clients_per_uid_max = clients_max;
+	if (clients_per_uid_max > clients_max) {
+		fprintf(stderr, "kvstore: --max-clients-per-uid %u is above --max-clients %u\n",
+			clients_per_uid_max, clients_max);
 		return 2;
 	}
 	o.dir = argv[1];
@@ -392,7 +634,7 @@ int main(int argc, char **argv)
 	if (sock)
 		rc = serve_socket(sock);
 	else
-		serve(stdin, STDOUT_FILENO);
+		serve(stdin, STDOUT_FILENO, NULL);
 	if (kv_close(kv)) {
 		fprintf(stderr, "kvstore: %s\n", kv_errmsg());
 		rc = 1;

@@ -20,12 +20,25 @@
  *                                    leader; elsewhere "redirect ID HOST:PORT"
  *                                    with the leader's client address, or
  *                                    "error no leader")
- *   get KEY        value VALUE | missing   (this node's state: a follower
- *                                    may be behind)
+ *                  unknown: REASON   the put was handed to raft, but the node
+ *                                    lost leadership (or stopped, or its
+ *                                    storage failed) before its commit was
+ *                                    known: it may or may not be applied; a
+ *                                    get on the leader tells
+ *                  error REASON      refused: not applied
+ *   get KEY        value VALUE | missing   (the leader's state; a follower,
+ *                                    which may be behind, answers "redirect"
+ *                                    or "error no leader" as for a put)
  *   dump           KEY INDEX COUNT VALUE lines (COUNT: how many times the
- *                  key was applied), then "end"
- *   status         state ROLE leader ID applied INDEX
+ *                  key was applied), then "end" (this node's state, however
+ *                  far behind)
+ *   status         state ROLE leader ID applied INDEX [error REASON]
  * KEY is one word; VALUE the rest of the line.
+ *
+ * A node whose raft cannot go on (raft unavailable, or its storage failed
+ * stop: an I/O error, a snapshot from the leader it could not store for
+ * want of space) says why on stderr and exits 1, so that whatever
+ * supervises it sees it and restarts it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -201,6 +214,7 @@ static int npeers;
 static struct raft_io *io;
 
 static int nclients; /* connected now */
+static bool uv_storage; /* --storage uv: raft_uv's own storage */
 
 struct client {
 	uv_tcp_t tcp;
@@ -292,8 +306,13 @@ static void applied(struct raft_apply *req, int status, void *result)
 	bool storage = status == RAFT_NOSPACE || status == RAFT_IOERR ||
 		       status == RAFT_CORRUPT || status == RAFT_TOOBIG;
 
-	if (status)
-		say(c, "error %s%s%s\n",
+	/* raft took the entry and may have sent it to followers: whatever
+	 * ended its wait here, a new leader may still commit it. */
+	if (status == RAFT_LEADERSHIPLOST)
+		say(c, "unknown: leadership lost before commit was known; the put may or may "
+		       "not have been applied\n");
+	else if (status)
+		say(c, "unknown: %s%s%s; the put may or may not have been applied\n",
 		    status == RAFT_NOSPACE ? "the log is full" : raft_strerror(status),
 		    storage && io->errmsg[0] ? ": " : "", storage ? io->errmsg : "");
 	else
@@ -366,6 +385,12 @@ static void command(struct client *c, char *line)
 		}
 		c->pending++;
 	} else if (!strcmp(line, "get") && key && *key && !value) {
+		/* A follower may be any distance behind (cut off, or unable to
+		 * take the leader's snapshot): it does not answer as if current. */
+		if (raft_state(&raft) != RAFT_LEADER) {
+			leader_redirect(c);
+			return;
+		}
 		struct entry *e = lookup(key);
 
 		if (e)
@@ -384,10 +409,13 @@ static void command(struct client *c, char *line)
 		const char *addr;
 		int st = raft_state(&raft);
 
+		const char *failed = uv_storage ? NULL : pmwal_raft_error(io);
+
 		raft_leader(&raft, &id, &addr);
 		say(c, "state %s leader %llu applied %llu%s%s\n", st >= 0 && st < 4 ? roles[st] : "?",
 		    id, (unsigned long long)raft_last_applied(&raft),
-		    st == RAFT_UNAVAILABLE ? " error " : "", st == RAFT_UNAVAILABLE ? io->errmsg : "");
+		    st == RAFT_UNAVAILABLE || failed ? " error " : "",
+		    failed ? failed : st == RAFT_UNAVAILABLE ? io->errmsg : "");
 	} else {
 		say(c, "error unknown command: %s\n", line);
 	}
@@ -458,7 +486,6 @@ static uv_signal_t sigint, sigterm;
 static uv_tcp_t server;
 static struct raft_uv_transport transport;
 
-static bool uv_storage;
 static uv_timer_t watchdog;
 
 /* raft goes unavailable for good when its storage fails (a full log on a
@@ -467,12 +494,20 @@ static uv_timer_t watchdog;
  * and answers nothing. */
 static void watch(uv_timer_t *t)
 {
+	const char *failed = uv_storage ? NULL : pmwal_raft_error(io);
+
 	(void)t;
+	/* raft 0.15 does not stop on every storage failure: a follower whose
+	 * snapshot install failed stays a follower, behind for good. */
+	if (failed) {
+		fprintf(stderr, "raftkv: the storage failed: %s; exiting\n", failed);
+		_exit(1); /* fail stop: raft's requests in flight are not unwound */
+	}
 	if (raft_state(&raft) != RAFT_UNAVAILABLE)
 		return;
 	fprintf(stderr, "raftkv: raft is unavailable: %s%s%s; exiting\n", raft_errmsg(&raft),
 		raft_errmsg(&raft)[0] && io->errmsg[0] ? "; storage: " : "", io->errmsg);
-	exit(1);
+	_exit(1);
 }
 
 static void raft_closed(struct raft *r)

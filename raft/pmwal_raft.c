@@ -90,7 +90,9 @@ struct praft {
 		       const struct raft_message *message, raft_io_send_cb cb);
 	raft_io_close_cb close_cb;
 	int failed; /* a raft error: nothing more is written */
+	char fail_msg[512]; /* what stopped it (pmwal_raft_error()) */
 	int lock_fd; /* DIR/lock: one node per directory */
+	int dir_fd;  /* DIR: the storage's files are opened relative to it */
 };
 
 static struct praft *P(struct raft_io *io)
@@ -113,6 +115,27 @@ static int errorf(struct praft *p, int rv, const char *fmt, ...)
 	return rv;
 }
 
+/* The storage fails stop with @rv, io->errmsg saying why: every later call
+ * is refused with it, and pmwal_raft_error() names it. */
+static int stop(struct praft *p, int rv)
+{
+	if (!p->failed) {
+		p->failed = rv;
+		snprintf(p->fail_msg, sizeof(p->fail_msg), "%s", p->io.errmsg);
+	}
+	return rv;
+}
+
+static int refuse_failed(struct praft *p)
+{
+	return errorf(p, p->failed, "the storage failed earlier: %s", p->fail_msg);
+}
+
+const char *pmwal_raft_error(struct raft_io *io)
+{
+	return io && P(io)->failed ? P(io)->fail_msg : NULL;
+}
+
 /* A pmwal code as raft's, with pmwal's message. */
 static int log_error(struct praft *p, int rc, const char *what)
 {
@@ -124,7 +147,7 @@ static int log_error(struct praft *p, int rc, const char *what)
 
 	errorf(p, rv, "%s: %s", what, p->w ? pmwal_errmsg(p->w) : pmwal_strerror(rc));
 	if (rv == RAFT_IOERR || rv == RAFT_CORRUPT)
-		p->failed = rv; /* the log failed stop: so does this storage */
+		stop(p, rv); /* the log failed stop: so does this storage */
 	return rv;
 }
 
@@ -174,18 +197,116 @@ static void map_drop_before(struct praft *p, raft_index index)
 	p->first_index += k;
 }
 
-/* ---- term and vote --------------------------------------------------------- */
+/* ---- the storage's own files ---------------------------------------------- */
 
-/* fsyncs a directory: the names in it durable. */
-static int sync_dir(const char *dir)
+/*
+ * The files live in DIR and are opened relative to it, never through a
+ * symbolic link, and only when this user owns them: in a directory another
+ * user can write (a sticky one: pmwal_raft_init refuses others) a link or a
+ * file planted there must not be written through or loaded. Messages go to
+ * @msg (the pool's threads must not write io->errmsg).
+ */
+static int open_own(int dir_fd, const char *name, const char *path, int flags, char *msg,
+		    size_t msglen)
 {
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = d < 0 || fsync(d) ? -errno : 0;
+	int fd = openat(dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct stat st;
 
-	if (d >= 0)
-		close(d);
-	return rc;
+	/* (The kernel's protected_symlinks may refuse it first: EACCES.) */
+	if (fd < 0 && errno != ENOENT &&
+	    (errno == ELOOP ||
+	     (!fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode)))) {
+		snprintf(msg, msglen, "%s: a symbolic link: not following it (another user's? "
+				      "remove it)", path);
+		return -ELOOP;
+	}
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(msg, msglen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		snprintf(msg, msglen, "%s: %s", path, strerror(e));
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		snprintf(msg, msglen,
+			 !S_ISREG(st.st_mode) ? "%s: not a regular file: move it away"
+					      : "%s: owned by uid %u, not by this node's user: "
+						"another user's file; not using it (move it away)",
+			 path, (unsigned)st.st_uid);
+		close(fd);
+		return S_ISREG(st.st_mode) ? -EPERM : -EINVAL;
+	}
+	return fd;
 }
+
+/* Creates DIR/@name as a new file. A leftover of this user's (a crash in
+ * the middle of a write) is removed first; anything else there is refused. */
+static int create_tmp(int dir_fd, const char *name, const char *path, char *msg,
+		      size_t msglen)
+{
+	for (int tries = 0;; tries++) {
+		int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				0644);
+		struct stat st;
+
+		if (fd >= 0)
+			return fd;
+		int e = errno;
+
+		if (e != EEXIST || tries || fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+			snprintf(msg, msglen, "%s: %s", path, strerror(e));
+			return -e;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+			snprintf(msg, msglen,
+				 "%s: exists and is %s: not writing through it (another user's? "
+				 "remove it)",
+				 path, S_ISLNK(st.st_mode)   ? "a symbolic link"
+				       : S_ISREG(st.st_mode) ? "another user's file"
+							     : "not a regular file");
+			return -EEXIST;
+		}
+		if (unlinkat(dir_fd, name, 0) && errno != ENOENT) {
+			snprintf(msg, msglen, "%s: %s", path, strerror(errno));
+			return -errno;
+		}
+	}
+}
+
+/* DIR must be a directory no other user can plant files in: not writable
+ * by group or others unless sticky, and owned by this user or root. */
+static int check_dir(int fd, const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return RAFT_IOERR;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		snprintf(err, errlen,
+			 "%s: writable by other users (mode %04o) and not sticky: they could "
+			 "replace the node's files; chmod go-w it (or +t)",
+			 dir, (unsigned)(st.st_mode & 07777));
+		return RAFT_INVALID;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(err, errlen,
+			 "%s: owned by uid %u, not by this node's user (uid %u) or root: its "
+			 "owner could replace the node's files",
+			 dir, (unsigned)st.st_uid, (unsigned)geteuid());
+		return RAFT_INVALID;
+	}
+	return 0;
+}
+
+/* ---- term and vote --------------------------------------------------------- */
 
 /* Writes term, vote and the log id as DIR/meta, durable before it returns.
  * A failure before the rename leaves the old file as it was: the state in
@@ -194,7 +315,8 @@ static int write_meta(struct praft *p, raft_term term, raft_id vote)
 {
 	uint8_t m[40];
 	uint64_t sum;
-	int fd = open(p->meta_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc;
+	char msg[sizeof(p->io.errmsg)] = "";
+	int fd = create_tmp(p->dir_fd, "meta.tmp", p->meta_tmp, msg, sizeof(msg)), rc;
 
 	memcpy(m, "PMRFMET2", 8);
 	memcpy(m + 8, &term, 8);
@@ -202,7 +324,7 @@ static int write_meta(struct praft *p, raft_term term, raft_id vote)
 	memcpy(m + 24, &p->meta_log_id, 8);
 	sum = XXH3_64bits(m, 32);
 	memcpy(m + 32, &sum, 8);
-	rc = fd < 0 ? -errno : 0;
+	rc = fd < 0 ? fd : 0;
 	while (!rc) {
 		ssize_t w = pwrite(fd, m, sizeof(m), 0);
 
@@ -214,18 +336,20 @@ static int write_meta(struct praft *p, raft_term term, raft_id vote)
 		rc = -errno;
 	if (fd >= 0)
 		close(fd);
-	if (!rc && rename(p->meta_tmp, p->meta_path))
+	if (!rc && renameat(p->dir_fd, "meta.tmp", p->dir_fd, "meta"))
 		rc = -errno;
+	if (rc && fd < 0)
+		return errorf(p, RAFT_IOERR, "term and vote: %s (unchanged)", msg);
 	if (rc) {
-		unlink(p->meta_tmp);
+		unlinkat(p->dir_fd, "meta.tmp", 0);
 		return errorf(p, RAFT_IOERR, "term and vote: %s: %s (unchanged)", p->meta_path,
 			      strerror(-rc));
 	}
-	if ((rc = sync_dir(p->dir)) != 0) {
+	if (fsync(p->dir_fd)) {
 		/* The new file is in place but its name may not be durable. */
-		p->failed = RAFT_IOERR;
-		return errorf(p, RAFT_IOERR, "term and vote: fsync %s: %s", p->dir,
-			      strerror(-rc));
+		rc = errno;
+		return stop(p, errorf(p, RAFT_IOERR, "term and vote: fsync %s: %s", p->dir,
+				      strerror(rc)));
 	}
 	p->term = term;
 	p->vote = vote;
@@ -239,24 +363,20 @@ static int read_meta(struct praft *p, char *err, size_t errlen)
 {
 	uint8_t m[41];
 	uint64_t sum;
-	struct stat st;
-	int fd = open(p->meta_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = open_own(p->dir_fd, "meta", p->meta_path, O_RDONLY | O_NONBLOCK, err, errlen);
 
 	p->have_meta = false;
 	p->term = p->vote = 0;
 	p->meta_log_id = 0;
-	if (fd < 0 && errno == ENOENT)
+	if (fd == -ENOENT)
 		return 0;
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", p->meta_path, strerror(errno));
-		return RAFT_IOERR;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fd == -EINVAL) {
 		snprintf(err, errlen, "%s: not a regular file: move it away (term and vote "
 			 "are kept there)", p->meta_path);
 		return RAFT_CORRUPT;
 	}
+	if (fd < 0) /* a link, another user's file; or the error's */
+		return fd == -ELOOP || fd == -EPERM ? RAFT_INVALID : RAFT_IOERR;
 	ssize_t r = pread(fd, m, sizeof(m), 0);
 
 	close(fd);
@@ -281,7 +401,7 @@ static int pr_set_term(struct raft_io *io, raft_term term)
 	struct praft *p = P(io);
 
 	if (p->failed)
-		return errorf(p, p->failed, "the log failed earlier: %s", pmwal_errmsg(p->w));
+		return refuse_failed(p);
 	return write_meta(p, term, 0);
 }
 
@@ -290,7 +410,7 @@ static int pr_set_vote(struct raft_io *io, raft_id id)
 	struct praft *p = P(io);
 
 	if (p->failed)
-		return errorf(p, p->failed, "the log failed earlier: %s", pmwal_errmsg(p->w));
+		return refuse_failed(p);
 	return write_meta(p, p->term, id);
 }
 
@@ -325,7 +445,7 @@ static void deliver(struct praft *p)
 
 		if (d->status) {
 			errorf(p, d->status, "append: %s", pmwal_errmsg(p->w));
-			p->failed = d->status;
+			stop(p, d->status);
 		}
 		d->cb(d->req, d->status);
 		free(d);
@@ -345,7 +465,7 @@ static int pr_append(struct raft_io *io, struct raft_io_append *req,
 	size_t bytes = 0;
 
 	if (p->failed)
-		return errorf(p, p->failed, "the log failed earlier: %s", pmwal_errmsg(p->w));
+		return refuse_failed(p);
 	if (!n || n > INT32_MAX)
 		return errorf(p, RAFT_INVALID, "append of %u entries", n);
 	for (unsigned i = 0; i < n; i++)
@@ -381,10 +501,8 @@ static int pr_append(struct raft_io *io, struct raft_io_append *req,
 		return log_error(p, rc, "append");
 	}
 	for (unsigned i = 0; i < n; i++)
-		if (map_push(p, first + i)) {
-			p->failed = RAFT_NOMEM;
-			return errorf(p, RAFT_NOMEM, "append: out of memory");
-		}
+		if (map_push(p, first + i))
+			return stop(p, errorf(p, RAFT_NOMEM, "append: out of memory"));
 	return 0;
 }
 
@@ -402,7 +520,7 @@ static int pr_truncate(struct raft_io *io, raft_index index)
 	int rc;
 
 	if (p->failed)
-		return errorf(p, p->failed, "the log failed earlier: %s", pmwal_errmsg(p->w));
+		return refuse_failed(p);
 	if (index < p->first_index || index > last_index(p))
 		return errorf(p, RAFT_INVALID,
 			      "truncate at %llu: the log holds entries %llu to %llu", index,
@@ -491,17 +609,22 @@ static bool take(const uint8_t *img, size_t len, size_t *pos, void *out, size_t 
  * Returns 0 and *@out (NULL: there is none), or a raft error. */
 static int snap_load(struct praft *p, struct raft_snapshot **out)
 {
-	int fd = open(p->snap_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	char msg[sizeof(p->io.errmsg)];
+	int fd = open_own(p->dir_fd, "snapshot", p->snap_path, O_RDONLY | O_NONBLOCK, msg,
+			  sizeof(msg));
 	struct stat st;
 
 	*out = NULL;
+	if (fd == -ENOENT)
+		return 0;
 	if (fd < 0)
-		return errno == ENOENT ? 0
-				       : errorf(p, RAFT_IOERR, "%s: %s", p->snap_path, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		return errorf(p, fd == -EINVAL ? RAFT_CORRUPT
+				 : fd == -ELOOP || fd == -EPERM ? RAFT_INVALID
+								 : RAFT_IOERR,
+			      "%s", msg);
+	if (fstat(fd, &st)) {
 		close(fd);
-		return errorf(p, RAFT_CORRUPT, "%s: not a regular file: move it away",
-			      p->snap_path);
+		return errorf(p, RAFT_IOERR, "%s: %s", p->snap_path, strerror(errno));
 	}
 	if (st.st_size < 8 + 24 + 4 + 8 + 16) {
 		close(fd);
@@ -604,6 +727,7 @@ struct snap_put {
 	uint8_t *img;
 	size_t len;
 	int err; /* -errno from the thread */
+	char msg[256]; /* its words, where it had more to say than errno */
 };
 
 /* On a thread of the loop's pool: the file, replaced atomically. */
@@ -616,19 +740,19 @@ static void snap_put_work(uv_work_t *work)
 		sp->err = -ENOMEM;
 		return;
 	}
-	int fd = open(p->snap_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	int rc = fd < 0 ? -errno : write_all(fd, sp->img, sp->len);
+	int fd = create_tmp(p->dir_fd, "snapshot.tmp", p->snap_tmp, sp->msg, sizeof(sp->msg));
+	int rc = fd < 0 ? fd : write_all(fd, sp->img, sp->len);
 
 	if (!rc && fsync(fd))
 		rc = -errno;
 	if (fd >= 0 && close(fd) && !rc)
 		rc = -errno;
-	if (!rc && rename(p->snap_tmp, p->snap_path))
+	if (!rc && renameat(p->dir_fd, "snapshot.tmp", p->dir_fd, "snapshot"))
 		rc = -errno;
-	if (rc) /* a full disk: the half-written copy does not stay to fill it */
-		unlink(p->snap_tmp);
-	else
-		rc = sync_dir(p->dir);
+	if (rc && fd >= 0) /* a full disk: the half-written copy does not stay to fill it */
+		unlinkat(p->dir_fd, "snapshot.tmp", 0);
+	else if (!rc && fsync(p->dir_fd))
+		rc = -errno;
 	sp->err = rc;
 }
 
@@ -641,9 +765,15 @@ static void snap_put_after(uv_work_t *work, int status)
 
 	free(sp->img);
 	if (status || sp->err) {
-		rv = errorf(p, sp->err == -ENOMEM ? RAFT_NOMEM : RAFT_IOERR, "snapshot %s: %s",
-			    p->snap_path,
-			    strerror(sp->err ? -sp->err : ECANCELED));
+		/* Fail stop: a node that cannot store a snapshot (its disk full)
+		 * would otherwise be sent it again and again, and stay behind
+		 * for good with nothing said. */
+		if (sp->msg[0])
+			errorf(p, RAFT_IOERR, "snapshot: %s", sp->msg);
+		else
+			errorf(p, RAFT_IOERR, "snapshot %s: %s", p->snap_tmp,
+			       strerror(sp->err ? -sp->err : ECANCELED));
+		rv = stop(p, sp->err == -ENOMEM ? RAFT_NOMEM : RAFT_IOERR);
 		goto out;
 	}
 	uint64_t release = 0;
@@ -702,7 +832,7 @@ static int pr_snapshot_put(struct raft_io *io, unsigned trailing,
 
 	if (p->failed) {
 		free(sp);
-		return errorf(p, p->failed, "the log failed earlier: %s", pmwal_errmsg(p->w));
+		return refuse_failed(p);
 	}
 	if (!sp)
 		return errorf(p, RAFT_NOMEM, "snapshot: out of memory");
@@ -1170,53 +1300,64 @@ int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
 	p->capacity = o->capacity_bytes;
 	p->loop = loop;
 	p->tail = &p->head;
+	p->lock_fd = -1;
+	p->dir_fd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->dir_fd < 0) {
+		snprintf(err, errlen, "%s: %s", o->dir, strerror(errno));
+		free(p);
+		return RAFT_IOERR;
+	}
 	pthread_mutex_init(&p->mu, NULL);
+	if ((rv = check_dir(p->dir_fd, o->dir, err, errlen)) != 0)
+		goto close_dir;
 	/* One node per directory: a second would write the same metadata and
 	 * snapshot files (the log's own lock covers only the log). */
 	char lock[4200];
 
 	snprintf(lock, sizeof(lock), "%s/lock", o->dir);
-	p->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (p->lock_fd < 0 || flock(p->lock_fd, LOCK_EX | LOCK_NB)) {
+	p->lock_fd = open_own(p->dir_fd, "lock", lock, O_RDWR | O_CREAT, err, errlen);
+	if (p->lock_fd < 0) {
+		rv = p->lock_fd == -ELOOP || p->lock_fd == -EPERM || p->lock_fd == -EINVAL
+			     ? RAFT_INVALID
+			     : RAFT_IOERR;
+		goto close_dir;
+	}
+	if (flock(p->lock_fd, LOCK_EX | LOCK_NB)) {
 		int e = errno;
 
-		snprintf(err, errlen, "%s: %s", p->lock_fd < 0 ? lock : o->dir,
-			 p->lock_fd < 0 ? strerror(e)
-			 : e == EWOULDBLOCK ? "another node has this directory open"
-					    : strerror(e));
-		if (p->lock_fd >= 0)
-			close(p->lock_fd);
-		free(p);
-		return e == EWOULDBLOCK ? RAFT_BUSY : RAFT_IOERR;
+		snprintf(err, errlen, "%s: %s", o->dir,
+			 e == EWOULDBLOCK ? "another node has this directory open" : strerror(e));
+		rv = e == EWOULDBLOCK ? RAFT_BUSY : RAFT_IOERR;
+		goto close_dir;
 	}
-	if (mkdir(p->uv_dir, 0755) && errno != EEXIST) {
+	/* raft_uv's directory: a directory of ours only we write, not a link. */
+	struct stat ust;
+
+	if (mkdirat(p->dir_fd, "uv", 0755) && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", p->uv_dir, strerror(errno));
-		close(p->lock_fd);
-		free(p);
-		return RAFT_IOERR;
+		rv = RAFT_IOERR;
+		goto close_dir;
+	}
+	if (fstatat(p->dir_fd, "uv", &ust, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(ust.st_mode) ||
+	    ust.st_uid != geteuid() || (ust.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, errlen,
+			 "%s: not a directory of this node's user that only it writes (a link? "
+			 "another user's?): move it away",
+			 p->uv_dir);
+		rv = RAFT_INVALID;
+		goto close_dir;
 	}
 	if ((rv = raft_uv_init(&p->io, loop, p->uv_dir, transport)) != 0) {
 		snprintf(err, errlen, "raft_uv_init %s: %s", p->uv_dir, raft_strerror(rv));
-		close(p->lock_fd);
-		free(p);
-		return rv;
+		goto close_dir;
 	}
 	if ((rv = read_meta(p, err, errlen)) != 0 || (rv = open_log(p, err, errlen)) != 0 ||
-	    (rv = bind_log(p, err, errlen)) != 0) {
-		if (p->w)
-			pmwal_close(p->w);
-		raft_uv_close(&p->io);
-		close(p->lock_fd);
-		free(p);
-		return rv;
-	}
+	    (rv = bind_log(p, err, errlen)) != 0)
+		goto close_log;
 	if ((rv = uv_async_init(loop, &p->async, async_cb)) != 0) {
 		snprintf(err, errlen, "uv_async_init: %s", uv_strerror(rv));
-		pmwal_close(p->w);
-		raft_uv_close(&p->io);
-		close(p->lock_fd);
-		free(p);
-		return RAFT_IOERR;
+		rv = RAFT_IOERR;
+		goto close_log;
 	}
 	p->async.data = p;
 	p->async_open = true;
@@ -1235,6 +1376,17 @@ int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
 	p->io.snapshot_get = pr_snapshot_get;
 	*io = &p->io;
 	return 0;
+close_log:
+	if (p->w)
+		pmwal_close(p->w);
+	raft_uv_close(&p->io);
+close_dir:
+	if (p->lock_fd >= 0)
+		close(p->lock_fd);
+	close(p->dir_fd);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+	return rv;
 }
 
 void pmwal_raft_free(struct raft_io *io)
@@ -1254,5 +1406,6 @@ void pmwal_raft_free(struct raft_io *io)
 	free(p->lsn_of);
 	pthread_mutex_destroy(&p->mu);
 	close(p->lock_fd); /* after the log: the next node finds it closed */
+	close(p->dir_fd);
 	free(p);
 }

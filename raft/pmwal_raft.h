@@ -27,6 +27,10 @@
  * - load: term, vote, the snapshot and the entries exactly as made durable.
  * Errors map to RAFT_NOSPACE (the log is full), RAFT_TOOBIG, RAFT_CORRUPT,
  * RAFT_NOMEM and RAFT_IOERR, with pmwal's message in io->errmsg.
+ * DIR must not be writable by other users unless sticky, and must belong to
+ * this user or root; the storage's files in it (lock, meta, meta.tmp,
+ * snapshot, snapshot.tmp, uv/) are never followed through a symbolic link,
+ * and one that another user owns is refused.
  */
 #ifndef PMWAL_RAFT_H
 #define PMWAL_RAFT_H
@@ -63,6 +67,16 @@ int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
 
 /* Frees the handle (after close; or, never started, at once). */
 void pmwal_raft_free(struct raft_io *io);
+
+/*
+ * NULL while the storage works; once it has failed stop (an I/O error or
+ * corruption in the log, a snapshot it could not store, a directory fsync
+ * that failed) the message of that failure. A failed storage refuses every
+ * later call, and raft may not notice: a follower whose snapshot install
+ * failed stays a follower, behind for good. An application checks this
+ * (raftkv does, five times a second), says why and stops the node.
+ */
+const char *pmwal_raft_error(struct raft_io *io);
 
 /* The log under @io (statistics, tests). */
 struct pmwal *pmwal_raft_log(struct raft_io *io);

@@ -8,6 +8,10 @@
 #                               what it sent whole
 #   stall SOCK                  a client that sends requests and never reads the
 #                               answers (the store's shutdown must not wait on it)
+#   idle SOCK N                 N connections that send nothing; meanwhile a new
+#                               client's put and get are answered within 10 s
+#   timeout SOCK SECONDS        a client silent past the store's --idle-timeout
+#                               is told so and closed
 import socket
 import sys
 import threading
@@ -71,8 +75,45 @@ def stall(path):
     return 0
 
 
+def idle(path, n):
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, n + 256)), hard))
+    held = []
+    for _ in range(n):
+        held.append(conn(path))
+    time.sleep(0.5)  # the store accepts them all, or closes some
+    t0 = time.time()
+    s = conn(path)
+    s.settimeout(10)
+    f = s.makefile("rb")
+    put = ask(s, f, b"put fresh client\n")
+    get = ask(s, f, b"get fresh\n")
+    print("idle: %d idle connections; a new client's put: %r, get: %r, in %.2f s" %
+          (n, put, get, time.time() - t0))
+    for h in held:
+        h.close()
+    return 0 if put.startswith(b"ok ") and get == b"value client\n" else 1
+
+
+def timeout(path, seconds):
+    s = conn(path)
+    s.settimeout(seconds + 10)
+    f = s.makefile("rb")
+    assert ask(s, f, b"put t 1\n").startswith(b"ok ")
+    t0 = time.time()
+    r = f.readline()
+    took = time.time() - t0
+    print("timeout: after %.1f s silent: %r" % (took, r))
+    return 0 if r.startswith(b"error: idle for") and f.readline() == b"" else 1
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "churn":
         sys.exit(churn(sys.argv[2], int(sys.argv[3]), float(sys.argv[4])))
+    if cmd == "idle":
+        sys.exit(idle(sys.argv[2], int(sys.argv[3])))
+    if cmd == "timeout":
+        sys.exit(timeout(sys.argv[2], float(sys.argv[3])))
     sys.exit({"half": half, "stall": stall}[cmd](sys.argv[2]))

@@ -6,6 +6,10 @@
 # working, a client that never reads its answers is closed before the node's
 # memory grows without bound, bad options are refused, and a full log says
 # so by name and, on a follower, makes the node exit instead of hanging on.
+# A put whose leader lost leadership is answered "unknown", not "error"; a
+# follower does not answer reads as if current; a follower that cannot store
+# the leader's snapshot (its directory a full filesystem) exits saying why;
+# links another user plants in a node's directory are never written through.
 #
 #   raftkv_attack.py RAFTKV PMWAL
 import os
@@ -217,10 +221,193 @@ def full_log():
         c.stop()
 
 
+def unknown_outcome():
+    # The followers stopped: the leader cannot commit, steps down, and the
+    # put it took is answered "unknown" (a new leader may still commit it).
+    c = Cluster("unknown")
+    for i in (1, 2, 3):
+        c.start(i)
+    try:
+        l = c.leader()
+        check("a leader", l is not None)
+        if l is None:
+            return
+        check("a put", c.ask(l, "put a 1").startswith("ok "))
+        f = [i for i in (1, 2, 3) if i != l]
+        r = c.ask(f[0], "get a")
+        check("a follower's get is redirected, not answered as current",
+              r.startswith("redirect %d " % l) or r == "error no leader", r)
+        for i in f:
+            c.p[i].send_signal(signal.SIGSTOP)
+        try:
+            r = c.ask(l, "put b 2", 20)
+        except OSError as e:
+            r = "EXC %s" % e
+        check("a put whose leader lost leadership: outcome unknown",
+              r.startswith("unknown: leadership lost") and "may or may not" in r, r)
+        for i in f:
+            c.p[i].send_signal(signal.SIGCONT)
+    finally:
+        for p in c.p.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)
+        c.stop()
+
+
+def mounted_tmpfs(path, size):
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s,mode=0700" % size, "tmpfs",
+                        path], capture_output=True, text=True)
+    if r.returncode:
+        print("raftkv_attack: SKIP: a follower on a full filesystem (mount refused: %s)" %
+              r.stderr.strip())
+    return r.returncode == 0
+
+
+def fill(path, spare):
+    # Full but for @spare bytes: room for a node's start, not a snapshot.
+    with open(os.path.join(path, "spare"), "wb") as f:
+        f.write(b"\0" * spare)
+    try:
+        with open(os.path.join(path, "fill"), "wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+    except OSError:
+        pass
+    os.unlink(os.path.join(path, "spare"))
+
+
+def follower_cannot_store_snapshot():
+    c = Cluster("nospace")
+    os.makedirs(c.root, exist_ok=True)
+    for i in (1, 2, 3):
+        log = os.path.join(c.root, "%d.log" % i)
+        subprocess.run([pmwal, "create", log, "--size", "8M"], check=True, capture_output=True)
+        c.extra[i] = ["--target", log, "--snapshot-threshold", "32", "--snapshot-trailing", "8"]
+    d3 = os.path.join(c.root, "3")
+    if not mounted_tmpfs(d3, "512k"):
+        return
+    try:
+        c.start(1)
+        c.start(2)
+        l = c.leader()
+        check("a leader of nodes 1 and 2", l in (1, 2), str(l))
+        if l not in (1, 2):
+            return
+        c.start(3)
+        check("a put with node 3 up", c.ask(l, "put first 1").startswith("ok "))
+        time.sleep(0.5)
+        c.p[3].send_signal(signal.SIGKILL)
+        c.p[3].wait()
+        for k in range(100):  # the leader's log moves past node 3's
+            c.ask(l, "put k%d %s" % (k, "z" * 1000))
+        fill(d3, 64 << 10)
+        c.start(3)
+        answers = []
+        for _ in range(100):
+            if c.p[3].poll() is not None:
+                break
+            try:
+                answers.append(c.ask(3, "get k99", 1))
+            except OSError:
+                pass
+            time.sleep(0.1)
+        e3 = c.err(3)
+        check("a follower that cannot store the snapshot exits saying why",
+              c.p[3].poll() == 1 and "snapshot" in e3 and "No space left on device" in e3,
+              "exit %s: %s" % (c.p[3].poll(), e3[-300:]))
+        check("its reads were not answered as current",
+              not any(a.startswith("value ") or a == "missing" for a in answers),
+              str(answers[:3]))
+    finally:
+        c.stop()
+        subprocess.run(["umount", d3])
+
+
+def remove(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def planted_links():
+    # Another user plants links named meta.tmp and snapshot.tmp in a sticky
+    # directory it may write; root's node refuses them, and the file they
+    # point at is untouched.
+    user = "pmwal-t-servers-%d" % os.getpid()
+    if subprocess.run(["useradd", "-M", "-r", "-s", "/usr/sbin/nologin", user],
+                      capture_output=True).returncode:
+        print("raftkv_attack: SKIP: links planted by another user (useradd refused)")
+        return
+    try:
+        os.chmod(base, 0o711)
+        precious = os.path.join(base, "precious")
+        with open(precious, "w") as f:
+            f.write("root's file\n")
+        d = os.path.join(base, "sticky")
+        os.mkdir(d)
+        os.chmod(d, 0o1777)
+
+        def plant(name):
+            subprocess.run(["setpriv", "--reuid=" + user, "--regid=" + user, "--clear-groups",
+                            "ln", "-s", precious, os.path.join(d, name)], check=True)
+
+        def node(extra, puts):
+            port = port0 + 2
+            globals()["port0"] += 1
+            err = open(os.path.join(base, "planted.err"), "w+")
+            p = subprocess.Popen([raftkv, "--id", "1", "--peers", "127.0.0.1:%d" % port,
+                                  "--dir", d] + extra, stdout=err, stderr=err)
+            for k in range(puts):
+                for _ in range(50):
+                    try:
+                        s = socket.create_connection(("127.0.0.1", port + 1000), timeout=2)
+                        s.sendall(b"put k%d v\n" % k)
+                        s.recv(100)
+                        s.close()
+                        break
+                    except OSError:
+                        if p.poll() is not None:
+                            break
+                        time.sleep(0.1)
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            err.seek(0)
+            return p.returncode, err.read()
+
+        plant("meta.tmp")
+        rc, e = node([], 0)
+        check("a planted meta.tmp link is refused", rc == 1 and
+              "meta.tmp: exists and is a symbolic link" in e, "exit %d: %s" % (rc, e[-300:]))
+        remove(os.path.join(d, "meta.tmp"))
+        plant("snapshot.tmp")
+        rc, e = node(["--snapshot-threshold", "4", "--snapshot-trailing", "2"], 12)
+        check("a planted snapshot.tmp link stops the node, named",
+              rc == 1 and "snapshot.tmp: exists and is a symbolic link" in e,
+              "exit %d: %s" % (rc, e[-300:]))
+        with open(precious) as f:
+            check("the file the links point at is untouched", f.read() == "root's file\n")
+        os.chmod(d, 0o777)
+        remove(os.path.join(d, "snapshot.tmp"))
+        rc, e = node([], 0)
+        check("a directory others may write (not sticky) is refused",
+              rc == 1 and "writable by other users" in e, "exit %d: %s" % (rc, e[-300:]))
+    finally:
+        subprocess.run(["userdel", user], capture_output=True)
+
+
 def main():
     bad_options()
     hostile_clients()
     full_log()
+    unknown_outcome()
+    follower_cannot_store_snapshot()
+    planted_links()
     print("raftkv_attack: %d checks, %d failed" % (checks, len(failures)))
     if failures:
         print("raftkv_attack: kept %s" % base)

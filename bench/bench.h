@@ -212,8 +212,11 @@ json_t *result_job_json(const char *jobname, const char *phase, const char *targ
 void table_header(void);
 void table_row(json_t *job);
 json_t *clat_json(const struct hist *h);
-int csv_write(json_t *root, const char *dir, char *err, size_t errlen);
-int json_write(json_t *root, const char *path, char *err, size_t errlen);
+/* Write @root's CSV files (jobs.csv, series.csv) into @dir, made if missing,
+ * and the JSON to @path, by outfile.h's rule; @opt names the option for
+ * messages. 0, or -1 with @err. */
+int csv_write(json_t *root, const char *opt, const char *dir, char *err, size_t errlen);
+int json_write(json_t *root, const char *opt, const char *path, char *err, size_t errlen);
 /* An output file named by @opt ("--json"), checked before the run: a regular
  * file (or /dev/null) this run can write, or a free name in a writable
  * directory; -1 with @err naming what is wrong (a FIFO, a directory). */
@@ -261,7 +264,11 @@ enum pmwal_target_kind target_kind(const char *target);
 const char *target_file(const char *target);
 /* A persistent region (pmem:, /dev/dax, pmr:, fakepmr:): measured through pmr/. */
 bool target_is_region(const char *target);
-/* Refuse (-1, message) to write to a filesystem or pmwal log without force. */
+/* Refuse (-1, message) a file target in a directory another user controls
+ * (outfile.h's rule), or a link another user made: --force does not apply. */
+int target_place_check(const char *t, char *err, size_t errlen);
+/* Refuse (-1, message) to write to a filesystem or pmwal log without force;
+ * target_place_check() first. */
 int target_check_writable(const char *path, bool force, char *err, size_t errlen);
 /* Resolve "flash"/"pmem"/"emulated" to the default targets; fills @label. */
 /* @role: 0 raw I/O data file, 1 log. */

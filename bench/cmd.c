@@ -7,6 +7,7 @@
  * is written; Ctrl-C stops the run and what was measured is still written.
  */
 #include "ctx.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -705,7 +706,7 @@ static const struct {
 
 /* JSON as --output-format says: json+ keeps clat_ns.bins, json drops them;
  * "-" is stdout. */
-static int json_write_format(struct bench_ctx *c, const char *path)
+static int json_write_format(struct bench_ctx *c, const char *opt, const char *path)
 {
 	bool plus = c->output_formats & FIO_OUT_JSON_PLUS;
 	json_t *out = plus ? json_incref(c->root) : fio_root_without_bins(c->root);
@@ -720,7 +721,7 @@ static int json_write_format(struct bench_ctx *c, const char *path)
 			ret = -1;
 		}
 	} else {
-		ret = json_write(out, path, c->err, sizeof(c->err));
+		ret = json_write(out, opt, path, c->err, sizeof(c->err));
 	}
 	json_decref(out);
 	return ret;
@@ -728,7 +729,7 @@ static int json_write_format(struct bench_ctx *c, const char *path)
 
 static int write_fio_outputs(struct bench_ctx *c)
 {
-	if (c->json_path && json_write_format(c, c->json_path))
+	if (c->json_path && json_write_format(c, "--json", c->json_path))
 		return -1;
 	if (c->output_formats & FIO_OUT_TERSE) {
 		FILE *f = c->json_out ? c->json_out : stdout;
@@ -759,7 +760,12 @@ static void restore_stdout(struct bench_ctx *c)
  * before the run rather than after it. */
 static int check_log_prefix(struct bench_ctx *c, const char *prefix, const char *opt)
 {
-	char dir[4096];
+	static const char *const lat[] = {"lat", "clat", "slat", NULL};
+	static const char *const bw[] = {"bw", NULL}, *const iops[] = {"iops", NULL};
+	const char *const *kinds = !strcmp(opt, "write_bw_log")	    ? bw
+				   : !strcmp(opt, "write_iops_log") ? iops
+								    : lat;
+	char dir[4096], name[4200], o[32];
 
 	if (!prefix)
 		return 0;
@@ -768,6 +774,14 @@ static int check_log_prefix(struct bench_ctx *c, const char *prefix, const char 
 			 "--%s %s: %s is not a directory this run can write to", opt,
 			 prefix, dir);
 		return -1;
+	}
+	/* The directory's rule (outfile.h), and no link or file of another
+	 * user's under the first job's log names. */
+	snprintf(o, sizeof(o), "--%s", opt);
+	for (; *kinds; kinds++) {
+		snprintf(name, sizeof(name), "%s_%s.1.log", prefix, *kinds);
+		if (out_path_check(o, name, c->err, sizeof(c->err)))
+			return -1;
 	}
 	return 0;
 }
@@ -888,18 +902,17 @@ static int write_outputs(struct bench_ctx *c)
 	json_array_extend(json_object_get(env, "targets"), c->targets);
 	if (write_fio_outputs(c))
 		return -1;
-	if (c->csv_dir && csv_write(c->root, c->csv_dir, c->err, sizeof(c->err)))
+	if (c->csv_dir && csv_write(c->root, "--csv", c->csv_dir, c->err, sizeof(c->err)))
 		return -1;
 	if (!c->report_dir)
 		return 0;
-	if (mkdir(c->report_dir, 0755) && errno != EEXIST) {
-		snprintf(c->err, sizeof(c->err), "cannot create %s: %s", c->report_dir,
-			 strerror(errno));
+	int dfd = out_dir_open("-o", c->report_dir, true, c->err, sizeof(c->err));
+	if (dfd < 0)
 		return -1;
-	}
+	close(dfd);
 	snprintf(path, sizeof(path), "%s/result.json", c->report_dir);
-	if (json_write_format(c, path) ||
-	    csv_write(c->root, c->report_dir, c->err, sizeof(c->err)) ||
+	if (json_write_format(c, "-o", path) ||
+	    csv_write(c->root, "-o", c->report_dir, c->err, sizeof(c->err)) ||
 	    report_html(&c->root, 1, c->report_dir, c->err, sizeof(c->err)))
 		return -1;
 	if (!c->quiet)

@@ -5,11 +5,13 @@
  * (one row per job and interval). Read from the same JSON as everything else.
  */
 #include "bench.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *jstr(json_t *o, const char *k)
 {
@@ -79,46 +81,39 @@ static void series_rows(FILE *f, json_t *job)
 	}
 }
 
-static FILE *open_csv(const char *dir, const char *name, const char *header, char *err,
-		      size_t errlen)
+static int open_csv(struct out_file *o, const char *opt, const char *dir,
+		    const char *name, const char *header, char *err, size_t errlen)
 {
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-	else
-		fprintf(f, "%s\n", header);
-	return f;
+	if (out_open_in(o, opt, dir, name, err, errlen))
+		return -1;
+	fprintf(o->f, "%s\n", header);
+	return 0;
 }
 
-int csv_write(json_t *root, const char *dir, char *err, size_t errlen)
+int csv_write(json_t *root, const char *opt, const char *dir, char *err, size_t errlen)
 {
 	json_t *jobs = json_object_get(root, "jobs"), *job;
+	struct out_file o;
 	size_t i;
+	int dfd = out_dir_open(opt, dir, true, err, errlen);
 
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+	if (dfd < 0)
 		return -1;
-	}
-	FILE *f =
-	    open_csv(dir, "jobs.csv",
+	close(dfd);
+	if (open_csv(&o, opt, dir, "jobs.csv",
 		     "job,phase,target,emulated,dir,iops,bw_bytes,p50_ns,p90_ns,p99_ns,"
 		     "p99.9_ns,p99.99_ns,max_ns,mean_ns,cpu_ns_per_io",
-		     err, errlen);
-	if (!f)
+		     err, errlen))
 		return -1;
-	json_array_foreach(jobs, i, job) jobs_rows(f, job);
-	fclose(f);
-	f = open_csv(
-	    dir, "series.csv",
-	    "job,t_s,read_bw_bytes,write_bw_bytes,read_iops,write_iops,read_p99_ns,"
-	    "write_p99_ns,read_mean_ns,write_mean_ns",
-	    err, errlen);
-	if (!f)
+	json_array_foreach(jobs, i, job) jobs_rows(o.f, job);
+	if (out_close(&o, err, errlen))
 		return -1;
-	json_array_foreach(jobs, i, job) series_rows(f, job);
-	fclose(f);
-	return 0;
+	if (open_csv(
+		&o, opt, dir, "series.csv",
+		"job,t_s,read_bw_bytes,write_bw_bytes,read_iops,write_iops,read_p99_ns,"
+		"write_p99_ns,read_mean_ns,write_mean_ns",
+		err, errlen))
+		return -1;
+	json_array_foreach(jobs, i, job) series_rows(o.f, job);
+	return out_close(&o, err, errlen);
 }

@@ -9,6 +9,7 @@
  * it while building a job, cmd.c when writing the outputs.
  */
 #include "fio.h"
+#include "outfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -324,6 +325,14 @@ bool fio_log_would_write(const char *prefix, const char *path)
 	return false;
 }
 
+/* The option that named a log of @kind, for messages. */
+static const char *log_opt(const char *kind)
+{
+	return !strcmp(kind, "bw")     ? "--write_bw_log"
+	       : !strcmp(kind, "iops") ? "--write_iops_log"
+				       : "--write_lat_log";
+}
+
 /* One log: for each interval and each direction the job did, one line. */
 static int write_log(json_t *job, const char *prefix, const char *kind, size_t jobno,
 		     char *err, size_t errlen)
@@ -344,11 +353,10 @@ static int write_log(json_t *job, const char *prefix, const char *kind, size_t j
 	size_t i;
 
 	snprintf(path, sizeof(path), "%s_%s.%zu.log", prefix, kind, jobno);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+	struct out_file o;
+	if (out_open(&o, log_opt(kind), path, err, errlen))
 		return -1;
-	}
+	FILE *f = o.f;
 	/* points: [t_s, read_bw_bytes, write_bw_bytes, read_iops, write_iops,
 	 * read_p99_ns, write_p99_ns, read_mean_ns, write_mean_ns] */
 	json_array_foreach(pts, i, pt)
@@ -368,11 +376,7 @@ static int write_log(json_t *job, const char *prefix, const char *kind, size_t j
 				(uint64_t)(iops || lat ? v + 0.5 : v / 1024.0 + 0.5), d);
 		}
 	}
-	if (fclose(f)) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return out_close(&o, err, errlen);
 }
 
 int fio_logs_write(json_t *root, const struct fio_logs *l, char *err, size_t errlen)

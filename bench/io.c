@@ -448,10 +448,19 @@ static void job_free(struct io_job *j)
 }
 
 /* Write the whole range once so reads hit allocated blocks, as fio does. */
-static int layout_file(const char *path, uint64_t from, uint64_t to, char *err,
-		       size_t errlen)
+static int layout_file(const char *path, const struct stat *want, uint64_t from,
+		       uint64_t to, char *err, size_t errlen)
 {
-	int fd = open(path, O_WRONLY);
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+
+	/* The file that was checked, not one swapped in under its name since. */
+	if (fd >= 0 &&
+	    (fstat(fd, &st) || st.st_dev != want->st_dev || st.st_ino != want->st_ino)) {
+		close(fd);
+		fd = -1;
+		errno = ESTALE;
+	}
 	uint8_t *buf = malloc(LAYOUT_CHUNK_BYTES);
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
 	int ret = 0;
@@ -479,7 +488,12 @@ static int layout_file(const char *path, uint64_t from, uint64_t to, char *err,
 		ret = -errno;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 out:
-	if (ret)
+	if (ret == -ESTALE)
+		snprintf(err, errlen,
+			 "laying out %s: another file was put under its name during the "
+			 "run, and is left alone; run again",
+			 path);
+	else if (ret)
 		snprintf(err, errlen, "laying out %s: %s", path, strerror(-ret));
 	if (fd >= 0)
 		close(fd);
@@ -690,6 +704,8 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 		return -1;
 	/* A file this run creates is its scratch (marked), not the user's. */
 	if (!exists) {
+		if (target_place_check(s->target, err, errlen))
+			return -1;
 		if (!target_claim(s->target)) {
 			snprintf(err, errlen, "%s: cannot create it: %s", path,
 				 errno == EEXIST ? "something else created it meanwhile"
@@ -745,7 +761,7 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 				 (uint64_t)vfs.f_bavail * vfs.f_frsize);
 			return -1;
 		}
-		if (layout_file(path, (uint64_t)st.st_size, sh->target_bytes, err,
+		if (layout_file(path, &st, (uint64_t)st.st_size, sh->target_bytes, err,
 				errlen))
 			return -1;
 	}
@@ -794,6 +810,8 @@ static int open_region_target(struct io_shared *sh, struct run_result *r, char *
 	if (exists && writes && target_check_writable(s->target, s->force, err, errlen))
 		return -1;
 	if (has_file && !exists && s->size_bytes) {
+		if (target_place_check(s->target, err, errlen))
+			return -1;
 		if (!target_claim(s->target)) {
 			snprintf(err, errlen, "%s: cannot create it: %s", file,
 				 strerror(errno));

@@ -33,8 +33,9 @@ peerdir=${2:-$(dirname "$pmwal")/../bench}
 secs=${3:-10}
 dir=${PMWAL_BENCH_DIR:-.}
 work=$(mktemp -d "$dir/pmwal-peers.XXXXXX")
-shm=/dev/shm/pmwal-peers.$$
-mkdir -p "$shm"
+# mktemp, not a fixed name: mkdir -p would take a directory (or a link to
+# one) another user made in the shared /dev/shm.
+shm=$(mktemp -d /dev/shm/pmwal-peers.XXXXXX) || exit 2
 trap 'rm -rf "$work" "$shm"' EXIT
 command -v python3 >/dev/null || { echo "peers.sh needs python3 to read JSON"; exit 2; }
 

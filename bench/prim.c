@@ -333,6 +333,8 @@ static int prim_claim_scratch(const char *scratch, char *err, size_t errlen)
 	const char *file = target_file(scratch);
 	struct stat st;
 
+	if (target_place_check(scratch, err, errlen))
+		return -1;
 	if (target_claim(scratch))
 		return 0;
 	if (lstat(file, &st)) {

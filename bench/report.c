@@ -7,6 +7,7 @@
  * targets are labelled wherever they appear.
  */
 #include "bench.h"
+#include "outfile.h"
 #include "svg.h"
 
 #include <errno.h>
@@ -985,22 +986,19 @@ static int jobs_collect(struct jobs *J, json_t **roots, int nroots, char *err,
 int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t errlen)
 {
 	struct jobs J = {0};
-	char path[4096];
+	struct out_file o;
 	int ret = -1;
-	FILE *f = NULL;
+	FILE *f;
 
 	if (jobs_collect(&J, roots, nroots, err, errlen))
 		goto out;
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+	int dfd = out_dir_open("-o", dir, true, err, errlen);
+	if (dfd < 0)
 		goto out;
-	}
-	snprintf(path, sizeof(path), "%s/index.html", dir);
-	f = fopen(path, "w");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+	close(dfd);
+	if (out_open_in(&o, "-o", dir, "index.html", err, errlen))
 		goto out;
-	}
+	f = o.f;
 	head(f);
 	env_section(f, roots, nroots);
 	summary_section(f, &J);
@@ -1012,10 +1010,8 @@ int report_html(json_t **roots, int nroots, const char *dir, char *err, size_t e
 	series_section(f, &J);
 	extras_section(f, &J);
 	fputs("</body></html>\n", f);
-	if (fclose(f)) {
-		snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+	if (out_close(&o, err, errlen))
 		goto out;
-	}
 	ret = 0;
 out:
 	free(J.job);

@@ -9,6 +9,7 @@
  * reads it; everything fio has no word for goes under "pmwal".
  */
 #include "bench.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -313,150 +314,39 @@ void shell_quote(const char *s, char *out, size_t len)
 
 int output_file_check(const char *opt, const char *path, char *err, size_t errlen)
 {
-	char dir[4096];
 	struct stat st;
 
-	if (stat(path, &st) == 0) {
-		/* /dev/null: the results thrown away, as asked */
-		if (S_ISREG(st.st_mode) ||
-		    (S_ISCHR(st.st_mode) && !strcmp(path, "/dev/null"))) {
-			if (!access(path, W_OK))
-				return 0;
-			snprintf(err, errlen, "%s %s: %s; name a file this run can write",
-				 opt, path, strerror(errno));
-			return -1;
-		}
+	if (!strcmp(path, "/dev/null"))
+		return 0; /* the results thrown away, as asked */
+	/* A link is refused by outfile.c, which names it as one. */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
 		snprintf(err, errlen,
 			 "%s %s is %s: name a regular file (or - for stdout)%s", opt,
 			 path, file_kind(st.st_mode),
 			 S_ISDIR(st.st_mode) ? ", e.g. a .json inside it" : "");
 		return -1;
 	}
-	if (parent_dir_writable(path, dir, sizeof(dir))) {
-		snprintf(err, errlen,
-			 "%s %s: %s is not a directory this run can write to", opt, path,
-			 dir);
-		return -1;
-	}
-	return 0;
-}
-
-/* What a directory the run writes into holds under @name must be a file
- * it can replace: a directory or FIFO named result.json fails the write. */
-static int output_dir_entry_check(const char *opt, const char *dir, const char *name,
-				  char *err, size_t errlen)
-{
-	char path[4096];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (stat(path, &st))
-		return 0; /* free: the directory takes new files */
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen,
-			 "%s %s: %s is %s, where the run writes its %s; move it away "
-			 "or name another directory",
-			 opt, dir, path, file_kind(st.st_mode), name);
-		return -1;
-	}
-	if (access(path, W_OK)) {
-		snprintf(err, errlen,
-			 "%s %s: %s: %s; name a directory this run can write", opt, dir,
-			 path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return out_path_check(opt, path, err, errlen);
 }
 
 int output_dir_check(const char *opt, const char *dir, const char *const *names,
 		     char *err, size_t errlen)
 {
-	char path[4096], parent[4096];
-	struct stat st;
-	size_t n;
-
-	/* "rep/" names rep: its parent is the one mkdir needs. */
-	snprintf(path, sizeof(path), "%s", dir);
-	for (n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
-		path[n - 1] = 0;
-	if (!*path) {
-		snprintf(err, errlen, "%s: needs a directory name", opt);
-		return -1;
-	}
-	if (stat(path, &st) == 0) {
-		if (!S_ISDIR(st.st_mode)) {
-			snprintf(err, errlen,
-				 "%s %s is %s: name a directory (a missing one is "
-				 "created)",
-				 opt, dir,
-				 S_ISREG(st.st_mode) ? "a regular file"
-						     : file_kind(st.st_mode));
-			return -1;
-		}
-		if (access(path, W_OK | X_OK)) {
-			snprintf(err, errlen,
-				 "%s %s: a directory this run cannot write to (%s)", opt,
-				 dir, strerror(errno));
-			return -1;
-		}
-		for (; names && *names; names++)
-			if (output_dir_entry_check(opt, dir, *names, err, errlen))
-				return -1;
-		return 0;
-	}
-	if (errno != ENOENT || lstat(path, &st) == 0) {
-		snprintf(err, errlen, "%s %s: %s", opt, dir,
-			 errno == ENOENT ? "a dangling symbolic link" : strerror(errno));
-		return -1;
-	}
-	/* Missing: created after the run, in a parent that must take it. */
-	if (parent_dir_writable(path, parent, sizeof(parent))) {
-		snprintf(err, errlen,
-			 "%s %s: %s is not a directory this run can write to (%s), so "
-			 "%s cannot be created in it",
-			 opt, dir, parent, strerror(errno), path);
-		return -1;
-	}
-	return 0;
+	return out_dir_check(opt, dir, names, err, errlen);
 }
 
-int json_write(json_t *root, const char *path, char *err, size_t errlen)
+int json_write(json_t *root, const char *opt, const char *path, char *err, size_t errlen)
 {
-	/* O_NONBLOCK: a FIFO put there since the check must not hang the run;
-	 * only a regular file (or /dev/null) is written. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
-	struct stat st;
-	FILE *f = NULL;
+	struct out_file o;
 
-	if (fd < 0 || fstat(fd, &st)) {
+	if (out_open(&o, opt, path, err, errlen))
+		return -1;
+	if (json_dumpf(root, o.f, JSON_INDENT(1) | JSON_REAL_PRECISION(10))) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		out_abort(&o);
 		return -1;
 	}
-	if (!S_ISREG(st.st_mode) &&
-	    !(S_ISCHR(st.st_mode) && !strcmp(path, "/dev/null"))) {
-		snprintf(err, errlen, "cannot write %s: it is %s, not a regular file",
-			 path, file_kind(st.st_mode));
-		close(fd);
-		return -1;
-	}
-	if ((S_ISREG(st.st_mode) && ftruncate(fd, 0)) ||
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) ||
-	    !(f = fdopen(fd, "w"))) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	int bad = json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
-	bad |= fflush(f) == EOF;
-	int e = errno;
-	if (fclose(f) || bad) {
-		snprintf(err, errlen, "cannot write %s: %s", path,
-			 strerror(bad ? e : errno));
-		return -1;
-	}
-	return 0;
+	return out_close(&o, err, errlen);
 }
 
 void table_header(void)

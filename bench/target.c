@@ -8,6 +8,7 @@
  * traced to the machine that produced it.
  */
 #include "bench.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,9 +97,23 @@ static bool users_file(const char *target, char *err, size_t errlen)
 	return true;
 }
 
+int target_place_check(const char *t, char *err, size_t errlen)
+{
+	char file[4096];
+	struct stat st;
+
+	if (scratch_path(t, file, sizeof(file)))
+		return 0; /* a region, not a file bench could make */
+	if (lstat(file, &st) == 0 && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)))
+		return 0; /* a device node: nothing is created beside it */
+	return out_place_check("target", file, err, errlen);
+}
+
 int target_check_writable(const char *target, bool force, char *err, size_t errlen)
 {
 	const char *file = target_file(target), *path = file ? file : target;
+	if (target_place_check(target, err, errlen))
+		return -1;
 	const char *what =
 	    force || target_is_scratch(target) ? NULL : pmr_probe_fs_magic(target);
 
@@ -288,17 +303,15 @@ static bool mark_created(int fd, const char *file)
 	if (!xattr_unsupported(errno) || file_identity(fd, "", AT_EMPTY_PATH, id, sizeof(id)))
 		return false;
 	marker_path(file, mk, sizeof(mk));
-	int m = open(mk, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (m < 0)
+	/* Made fresh and renamed into place: a link or another user's file
+	 * under the marker's name is refused, never written through. */
+	struct out_file o;
+	char err[512];
+	if (out_open(&o, "marker", mk, err, sizeof(err)))
 		return false;
-	FILE *f = fdopen(m, "w");
-	if (!f) {
-		close(m);
-		return false;
-	}
-	fprintf(f, "%s\n(pmwal bench created %s and may write over it; delete both)\n", id,
-		file);
-	return fclose(f) == 0;
+	fprintf(o.f, "%s\n(pmwal bench created %s and may write over it; delete both)\n",
+		id, file);
+	return out_close(&o, err, sizeof(err)) == 0;
 }
 
 int target_path(const char *t, char *buf, size_t len)
@@ -324,6 +337,12 @@ bool target_claim(const char *t)
 	/* Under /dev a missing name is a missing device, not a file to make. */
 	if (!strncmp(file, "/dev/", 5) && strncmp(file, "/dev/shm/", 9)) {
 		errno = ENODEV;
+		return false;
+	}
+	/* Not in a directory another user controls (outfile.h's rule). */
+	char why[512];
+	if (target_place_check(t, why, sizeof(why))) {
+		errno = EPERM;
 		return false;
 	}
 	/* O_EXCL: only a name that is free (no file, no symlink) becomes ours. */

@@ -35,6 +35,7 @@
 
 #include "cli.h"
 #include "format.h"
+#include "outfile.h"
 #include "pmwal.h"
 #include "util.h"
 
@@ -1850,6 +1851,32 @@ static int kill_target(struct ct *ct, char *path, size_t len)
 	return 0;
 }
 
+/*
+ * Frees the kill lane's log name @path for a fresh log (created with
+ * PMWAL_OPEN_EXCL next): a log a killed campaign left is removed; a link, or
+ * another user's file in a directory others share, is refused and left as
+ * it is, as is a directory another user controls (bench/outfile.h). 0, or
+ * -1 with @err.
+ */
+static int kill_name_free(struct ct *ct, const char *path, char *err, size_t errlen)
+{
+	const char *opt = !strcmp(ct->md->kill, "file") ? "--dir" : "crashtest";
+	const char *slash = strrchr(path, '/');
+	char dir[256];
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	int dfd = out_dir_open(opt, dir, false, err, errlen);
+	if (dfd < 0)
+		return -1;
+	int rc = out_name_check(opt, dfd, dir, slash + 1, err, errlen);
+	if (!rc && unlinkat(dfd, slash + 1, 0) && errno != ENOENT) {
+		snprintf(err, errlen, "%s: cannot remove it: %s", path, strerror(errno));
+		rc = -1;
+	}
+	close(dfd);
+	return rc;
+}
+
 static void run_kill(struct ct *ct)
 {
 	char path[256];
@@ -1867,13 +1894,18 @@ static void run_kill(struct ct *ct)
 	kill_target(ct, path, sizeof(path));
 	ct->p.cap_blocks = 64;
 	ct->p.policy = PMWAL_COMMIT_DURABLE;
-	struct pmwal_options o = log_opts(ct, PMWAL_OPEN_CREATE);
+	struct pmwal_options o = log_opts(ct, PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL);
 	o.errmsg_buf = err;
 	o.errmsg_len = sizeof(err);
-	unlink(path);
+	if (kill_name_free(ct, path, err, sizeof(err))) {
+		fprintf(stderr, "crashtest: the kill lane's log: %s\n", err);
+		fail(ct, C_harness_errors, "kill lane log not created");
+		return;
+	}
 	int rc = pmwal_open(&o, &w);
 	if (rc) {
-		unlink(path); /* what the failed create made */
+		if (rc != -EEXIST)
+			unlink(path); /* what the failed create made */
 		fprintf(stderr,
 			"crashtest: cannot create a log at %s for the kill lane: %s\n  %s\n"
 			"  (--dir DIR: a directory with room for a 264 KiB log, on a filesystem "
@@ -2344,14 +2376,19 @@ static void run_takeover(struct ct *ct)
 	ct->p.cap_blocks = 256;
 	ct->p.rec_max = TK_REC_MAX;
 	ct->p.policy = PMWAL_COMMIT_DURABLE;
-	struct pmwal_options o = log_opts(ct, PMWAL_OPEN_CREATE);
+	struct pmwal_options o = log_opts(ct, PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL);
 
 	o.errmsg_buf = err;
 	o.errmsg_len = sizeof(err);
-	unlink(path);
+	if (kill_name_free(ct, path, err, sizeof(err))) {
+		fprintf(stderr, "crashtest: the takeover lane's log: %s\n", err);
+		fail(ct, C_harness_errors, "takeover lane log not created");
+		goto out;
+	}
 	rc = pmwal_open(&o, &w);
 	if (rc) {
-		unlink(path);
+		if (rc != -EEXIST)
+			unlink(path);
 		fprintf(stderr, "crashtest: cannot create a log at %s for the takeover lane: %s\n  %s\n",
 			ct->target, pmwal_strerror(rc), err);
 		fail(ct, C_harness_errors, "takeover lane log not created");
@@ -2968,12 +3005,19 @@ int cmd_crashtest(int argc, char **argv)
 				"the faults campaign is bounded by --count\n");
 		return 2;
 	}
-	struct stat sb;
-	if ((want_mode[M_KILL] || want_mode[M_TAKEOVER]) &&
-	    (stat(o.dir, &sb) || !S_ISDIR(sb.st_mode))) {
-		usage_error(json_wanted, "--dir '%s' is not a directory (the kill lane "
-				"writes its nvme log there)\n", o.dir);
-		return 2;
+	/* The kill lane's nvme log goes there: a directory, and one no other
+	 * user controls (bench/outfile.h). */
+	if (want_mode[M_KILL] || want_mode[M_TAKEOVER]) {
+		char derr[1024];
+		int dfd = out_dir_open("--dir", o.dir, false, derr, sizeof(derr));
+		if (dfd < 0) {
+			usage_error(json_wanted,
+				    "%s (the kill lane writes its nvme log "
+				    "there)\n",
+				    derr);
+			return 2;
+		}
+		close(dfd);
 	}
 
 	struct sigaction sa = {.sa_handler = on_stop_signal};

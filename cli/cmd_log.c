@@ -20,6 +20,7 @@
 #include <sys/sysmacros.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "pmwal.h"
 #include "probe.h"
 #include "util.h"
@@ -516,6 +517,15 @@ int cmd_create(int argc, char **argv)
 	const char *path = t.path;
 	struct stat st = {0};
 	bool has_file = t.has_file;
+	char perr[1024];
+
+	/* Not through another user's link, nor in a directory another user
+	 * controls, --force or not (bench/outfile.h): a device node is not a
+	 * file this makes. */
+	if (has_file &&
+	    !(stat(path, &st) == 0 && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode))) &&
+	    out_place_check("", path, perr, sizeof(perr)))
+		return cli_fail(&c, "create", 2, "%s", perr);
 	bool existed = !has_file || stat(path, &st) == 0 || errno != ENOENT;
 
 	if (!force && existed) { /* a PMR (no file) may hold a log too */

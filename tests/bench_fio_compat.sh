@@ -25,8 +25,11 @@ python3 -c 'import jsonschema, six' 2>/dev/null ||
 	{ echo "SKIP: python3-jsonschema or python3-six not installed (scripts/deps.sh test)"; exit 77; }
 # A disk filesystem: O_DIRECT is refused on tmpfs.
 work=$(mktemp -d /var/tmp/pmwal-fio-compat.XXXXXX)
-shm=/dev/shm/pmwal-fio-compat.$$
-trap 'rm -rf "$work"; rm -f "$shm".*' EXIT
+# Its pmem files in a directory of its own (mktemp): a fixed name in the
+# shared /dev/shm could be a link another user planted.
+shmdir=$(mktemp -d /dev/shm/pmwal-fio-compat.XXXXXX) || exit 1
+shm=$shmdir/f
+trap 'rm -rf "$work" "$shmdir"' EXIT
 cd "$work" || exit 1
 
 py() { python3 - "$@" || fail "python check: $*"; }

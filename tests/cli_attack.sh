@@ -313,6 +313,32 @@ for t in "$dir/nosize" "pmem:/dev/shm/pmwal-attack-nosize-$$" "fakepmr:/dev/shm/
 	expect "create_nosize_${t%%:*}_msg" "\-\-size BYTES is required for a log in a file"
 done
 ok create_nosize_made_nothing test -z "$(ls /dev/shm/pmwal-attack-nosize-$$* 2>/dev/null)"
+# A log file in a directory under /dev/shm (a tmpfs of its own, not /dev's
+# devtmpfs) is a file like any other: created, appended to, read back,
+# buffered or not (where the tmpfs refuses O_DIRECT the refusal names
+# --buffered). A missing node in /dev itself is a missing device: refused,
+# nothing made.
+shmd=$(mktemp -d /dev/shm/pmwal-attack-shm.XXXXXX)
+check shm_create_buffered 0 "$pmwal" create "$shmd/x.log" --size 1M --buffered
+check shm_append_buffered 0 bash -c "seq 1 100 | '$pmwal' append --buffered '$shmd/x.log'"
+check shm_dump_buffered 0 "$pmwal" dump --buffered "$shmd/x.log" --from 100
+expect shm_dump_buffered_lsn $'^100\t100$'
+timeout 10 "$pmwal" create "$shmd/d.log" --size 1M </dev/null >"$dir/out" 2>"$dir/err"
+case $? in
+0)	passes=$((passes + 1))
+	check shm_append_direct 0 bash -c "seq 1 7 | '$pmwal' append '$shmd/d.log'"
+	check shm_dump_direct 0 "$pmwal" dump "$shmd/d.log" --from 7
+	expect shm_dump_direct_lsn $'^7\t7$' ;;
+2)	expect shm_create_direct_refused_msg "\-\-buffered" ;;
+*)	fail "shm_create_direct: exit $?, wanted 0 or 2 (naming --buffered)" ;;
+esac
+rm -rf "$shmd"
+for node in /dev/pmwal-attack-missing-$$ /dev/loop7p1; do
+	[ -e "$node" ] && continue
+	check "dev_missing_refused_${node##*/}" 2 "$pmwal" create "$node" --size 1M --buffered
+	expect "dev_missing_msg_${node##*/}" "no such device"
+	ok "dev_missing_made_nothing_${node##*/}" test ! -e "$node"
+done
 
 for cmd in create append dump verify recover info release; do
 	check "unknown_option_$cmd" 2 "$pmwal" "$cmd" --bogus "$log"

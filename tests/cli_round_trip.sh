@@ -5,7 +5,7 @@
 set -uo pipefail
 pmwal=$1
 dir=$(mktemp -d /var/tmp/pmwal-cli-XXXXXX)
-trap 'rm -rf "$dir"' EXIT
+trap 'rm -rf "$dir"; rm -f "${shm:-}"' EXIT
 log=$dir/log
 fails=0 passes=0
 check() { # check NAME EXPECTED_RC CMD...
@@ -73,7 +73,9 @@ check recover_salvage 3 "$pmwal" recover "$log" --salvage
 
 # One format on every medium: a log copied from a file to a pmem region and
 # back verifies and keeps appending.
-shm=/dev/shm/pmwal-cli-$$
+# A name of its own (mktemp): cp follows a link another user could plant
+# under a fixed name in the shared /dev/shm.
+shm=$(mktemp /dev/shm/pmwal-cli-XXXXXX)
 check medium_create 0 "$pmwal" create "$dir/m.log" --size 2M
 check medium_append 0 bash -c "seq 1 777 | '$pmwal' append '$dir/m.log'"
 cp "$dir/m.log" "$shm"

@@ -28,6 +28,17 @@ find_kernel() {
 		echo "$PMWAL_QEMU_KERNEL"
 		return
 	fi
+	# The cache is booted from and unpacked into: it must be this user's
+	# own directory (by default it is a fixed name in the shared /var/tmp,
+	# where another user could have made it first, kernel included).
+	mkdir -m 0755 "$cache" 2>/dev/null
+	if [ -L "$cache" ] || [ ! -d "$cache" ] || [ "$(stat -c %u "$cache")" != "$(id -u)" ] ||
+		[ $((0$(stat -c %a "$cache") & 022)) -ne 0 ]; then
+		echo "the kernel cache $cache is not a directory of this user's that only it" \
+			"can write: not used (remove it, or set PMWAL_QEMU_CACHE to one)" >&2
+		ls /boot/vmlinuz-*-cloud-amd64 2>/dev/null | sort -V | tail -1
+		return
+	fi
 	k=$(ls "$cache"/boot/vmlinuz-*-cloud-amd64 /boot/vmlinuz-*-cloud-amd64 2>/dev/null |
 		sort -V | tail -1)
 	if [ -n "$k" ]; then

@@ -219,9 +219,13 @@ int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, cha
 
 	if (!devdax && p->create_bytes && !p->readonly)
 		flags |= O_CREAT | (p->create_excl ? O_EXCL : 0);
-	fd = open(path, flags, 0644);
+	if (err && errlen)
+		err[0] = 0;
+	fd = pmr_open_shared_safe(path, flags, 0640, err, errlen);
 	if (fd < 0) {
 		rc = -errno;
+		if (err && errlen && err[0])
+			return rc; /* refused as another user's; said why */
 		if (rc == -ENOENT)
 			return pmr_errf(err, errlen, rc, "%s: no such file%s", path,
 					p->create_bytes ? " (its directory is missing)"

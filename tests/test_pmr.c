@@ -600,3 +600,86 @@ Test(nvme, real_device_that_is_not_nvme)
 	cr_assert_eq(open_target(target, 0, false, &r), -ENODEV, "%s", err);
 	cr_assert_not_null(strstr(err, "not an NVMe controller"), "%s", err);
 }
+
+/*
+ * A name in a sticky directory others can write (/tmp, /dev/shm): another
+ * user's link is not followed for writing, another user's file is not
+ * written; our own are (the kernel's protected_symlinks/protected_regular,
+ * applied even where the machine has them off). The other user is made by
+ * chown, as root; the victim file must come out unchanged.
+ */
+static void shared_dir_case(const char *log_target_fmt, bool through_pmwal)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root to own files as another user");
+	char *shared = tu_path(dir, "shared"), *victim = tu_path(dir, "victim");
+	char *name = tu_path(shared, "x.log"), target[4200];
+	const char canary[] = "root's own file\n";
+	char back[64] = {0};
+	int fd;
+
+	cr_assert_eq(mkdir(shared, 01777), 0);
+	cr_assert_eq(chmod(shared, 01777), 0);
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, canary, sizeof(canary) - 1), (ssize_t)sizeof(canary) - 1);
+	close(fd);
+	snprintf(target, sizeof(target), log_target_fmt, name);
+
+	for (int c = 0; c < 3; c++) {
+		unlink(name);
+		if (c == 0) { /* another user's link to root's file */
+			cr_assert_eq(symlink(victim, name), 0);
+			cr_assert_eq(lchown(name, 65534, 65534), 0);
+		} else if (c == 1) { /* another user's empty file */
+			fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0666);
+			cr_assert_geq(fd, 0);
+			cr_assert_eq(fchown(fd, 65534, 65534), 0);
+			close(fd);
+		} else { /* our own link is followed */
+			cr_assert_eq(symlink(tu_path(dir, "ours.log"), name), 0);
+		}
+		int rc;
+
+		err[0] = 0;
+		if (through_pmwal) {
+			struct pmwal *w = NULL;
+			struct pmwal_options o = {.target = target,
+						  .flags = PMWAL_OPEN_CREATE,
+						  .capacity_bytes = 16u << 20,
+						  .errmsg_buf = err,
+						  .errmsg_len = sizeof(err)};
+			rc = pmwal_open(&o, &w);
+			pmwal_close(w);
+		} else {
+			struct pmr_region *r = NULL;
+			rc = open_target(target, 16u << 20, false, &r);
+			pmr_close(r);
+		}
+		if (c < 2) {
+			cr_assert_eq(rc, -EPERM, "case %d: %d (%s)", c, rc, err);
+			cr_assert(strstr(err, "another user may have planted it"), "%s", err);
+		} else {
+			cr_assert_eq(rc, 0, "own link: %d (%s)", rc, err);
+		}
+	}
+	fd = open(victim, O_RDONLY);
+	cr_assert_eq(read(fd, back, sizeof(back)), (ssize_t)sizeof(canary) - 1);
+	close(fd);
+	cr_assert_str_eq(back, canary, "root's file was written through the link");
+}
+
+Test(pmem, a_region_is_not_opened_through_another_users_link_in_a_shared_directory)
+{
+	shared_dir_case("pmem:%s", false);
+}
+
+Test(pmem, a_log_file_is_not_created_through_another_users_link_in_a_shared_directory)
+{
+	shared_dir_case("%s", true);
+}
+
+Test(pmem, a_pmem_log_is_not_created_through_another_users_link_in_a_shared_directory)
+{
+	shared_dir_case("pmem:%s", true);
+}

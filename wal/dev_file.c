@@ -29,6 +29,7 @@
 #include "device.h"
 #include "seeded.h"
 #include "format.h"
+#include "pmr.h"
 
 /* Newer than Debian 12's headers: guarded, with the kernel's values. */
 #ifndef RWF_ATOMIC
@@ -637,9 +638,12 @@ static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 	struct timespec t0, now;
 	int fd;
 
+	err[0] = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		fd = open(p->target, flags, 0644);
+		fd = pmr_open_shared_safe(p->target, flags, 0640, err, errlen);
+		if (fd < 0 && errno == EPERM && err[0])
+			return -EPERM; /* another user's link or file; said why */
 		if (fd >= 0 || !blk || p->readonly || errno != EBUSY)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);

@@ -29,6 +29,9 @@ SHM=$(mktemp -d /dev/shm/pmwal-st2.XXXXXX)
 export PMWAL_STATUS_DIR=$SHM
 BGPIDS=()
 cleanup() {
+	# TERM first: a timeout(1) among them passes it on to its child
+	for p in "${BGPIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	sleep 0.2
 	for p in "${BGPIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	rm -rf "$T" "$SHM"
@@ -231,8 +234,8 @@ c_kvstore_twice() {
 # stays; and ship_standby started twice goes on from where the log ends.
 c_ship_twice() {
 	local l=$T/ship.log p rc run
-	timeout 10 "$EX/ship_primary" "$l" --create 4M --count 3 >"$T/sp1.out" 2>"$T/sp1.err" || why "first start failed: $(cat "$T/sp1.err")"
-	timeout 10 "$EX/ship_primary" "$l" --create 4M --count 3 >"$T/sp2.out" 2>"$T/sp2.err"
+	timeout 10 "$EX/ship_primary" "$l" --create 32M --count 3 >"$T/sp1.out" 2>"$T/sp1.err" || why "first start failed: $(cat "$T/sp1.err")"
+	timeout 10 "$EX/ship_primary" "$l" --create 32M --count 3 >"$T/sp2.out" 2>"$T/sp2.err"
 	rc=$?
 	if [ $rc = 0 ]; then
 		grep -q 'LSN 4:' "$T/sp2.out" || why "ship_primary --create started again over its log (LSNs began anew)"
@@ -244,7 +247,7 @@ c_ship_twice() {
 		p=$!
 		BGPIDS+=($p)
 		wait_for "$T/spk$run.out" acked 5
-		sleep 0.2
+		sleep 0.05
 		kill -KILL $p 2>/dev/null
 		wait $p 2>/dev/null
 		grep -q acked "$T/spk$run.out" || why "run $run acked nothing: $(head -c 300 "$T/spk$run.err")"
@@ -265,7 +268,7 @@ c_ship_twice() {
 # named as a live one), every acked record stays.
 c_ship_kill_restart_loop() {
 	local l=$T/loop.log p i rc refused=0 first=""
-	timeout 10 "$EX/ship_primary" "$l" --create 16M --count 1 >"$T/lp0.out" 2>&1 || why "create failed: $(cat "$T/lp0.out")"
+	timeout 10 "$EX/ship_primary" "$l" --create 64M --count 1 >"$T/lp0.out" 2>&1 || why "create failed: $(cat "$T/lp0.out")"
 	for ((i = 1; i <= 100; i++)); do
 		stdbuf -oL "$EX/ship_primary" "$l" --count 100000000 >"$T/lpk$i.out" 2>/dev/null &
 		p=$!
@@ -275,6 +278,9 @@ c_ship_kill_restart_loop() {
 		timeout 10 "$EX/ship_primary" "$l" --count 1 >"$T/lpr$i.out" 2>"$T/lpr$i.err"
 		rc=$?
 		wait $p 2>/dev/null
+		if grep -q 'log full' "$T/lpr$i.err"; then
+			break # the lane's log is too small for this machine's speed
+		fi
 		if [ $rc != 0 ]; then
 			refused=$((refused + 1))
 			first="round $i: exit $rc: $(head -c 300 "$T/lpr$i.err")"

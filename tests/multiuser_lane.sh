@@ -543,6 +543,26 @@ c_raftkv_port_taken() {
 	kill "$b" 2>/dev/null
 }
 
+# raftkv --dir in a sticky shared directory: the other user plants the
+# names its storage writes (meta.tmp at every term or vote, snapshot.tmp)
+# as symlinks to the canary; the node must not write through them.
+c_raftkv_dir_planted() {
+	[ -x "$EX/raftkv" ] || { echo "  (raftkv_dir_planted: no raftkv built; checked nothing)"; return; }
+	local d=$T/rk-dir p=$((RPORT + 5)) st n
+	st=$(newpub rkdir)
+	mkdir -m 1777 "$d"
+	for n in meta.tmp snapshot.tmp; do asu ln -s "$CANARY" "$d/$n"; done
+	env PMWAL_STATUS_DIR="$st" timeout 20 "$EX/raftkv" --id 1 --peers "127.0.0.1:$p" --dir "$d" \
+		>"$T/rkd.out" 2>"$T/rkd.err" &
+	local k=$!
+	BGPIDS+=($k)
+	timeout 8 "$PY" "$HELPER" ask "tcp:127.0.0.1:$((p + 1000))" 6 "put a 1" >"$T/rkd.ask" 2>&1
+	kill "$k" 2>/dev/null
+	wait "$k" 2>/dev/null
+	# a refusal of the planted names is safe; a put taken must be the node's own
+	grep -q '^ok' "$T/rkd.ask" || [ -s "$T/rkd.err" ] || why "neither a put nor a message: $(cat "$T/rkd.ask")"
+}
+
 # Many idle TCP clients of the other user must not lock others out.
 c_raftkv_idle_clients() {
 	[ -x "$EX/raftkv" ] || { echo "  (raftkv_idle_clients: no raftkv built; checked nothing)"; return; }
@@ -588,7 +608,7 @@ CHECKS=(page_baseline page_planted_symlink page_planted_fifo page_planted_dir
 	page_planted_file page_read_lock page_full_fs log_read_lock pmr_lockfile_symlink
 	report_o_symlinks bench_json_symlink bench_csv_symlinks bench_o_symlinks
 	bench_default_targets crashtest_dir_race kvstore_socket_planted kvstore_dir_planted
-	kvstore_checkpoint_blocked kvstore_idle_clients raftkv_port_taken raftkv_idle_clients follower_other_user)
+	kvstore_checkpoint_blocked kvstore_idle_clients raftkv_port_taken raftkv_dir_planted raftkv_idle_clients follower_other_user)
 [ -n "${LANE_CHECKS:-}" ] && read -r -a CHECKS <<<"$LANE_CHECKS"
 for c in "${CHECKS[@]}"; do
 	t0=$SECONDS

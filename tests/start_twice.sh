@@ -229,6 +229,21 @@ c_kvstore_twice() {
 	[ "$lost" = 0 ] || why "$lost of $(wc -l <"$T/kv.want") acknowledged puts lost (first: $(grep -vxF -f "$T/kvd.out" "$T/kv.want" | head -1))"
 }
 
+# kvstore on the mapped media (emulated pmem, the fake PMR): started twice
+# with the same --target, the second start finds the first one's writes.
+c_kvstore_mapped_twice() {
+	local tgt d i=0
+	for tgt in "pmem:$SHM/kv.pmem" "fakepmr:$SHM/kv.pmr"; do
+		i=$((i + 1))
+		d=$T/kvm$i
+		mkdir -p "$d"
+		printf 'put k%d v%d\n' $i $i | timeout 10 "$EX/kvstore" "$d" --target "$tgt" >"$T/kvm$i.1" 2>&1
+		grep -q '^ok' "$T/kvm$i.1" || { why "$tgt: the first start: $(head -c 200 "$T/kvm$i.1")"; continue; }
+		printf 'get k%d\n' $i | timeout 10 "$EX/kvstore" "$d" --target "$tgt" >"$T/kvm$i.2" 2>&1
+		[ "$(cat "$T/kvm$i.2")" = "value v$i" ] || why "$tgt: the second start answered: $(head -c 200 "$T/kvm$i.2")"
+	done
+}
+
 # ship_primary --create twice (the second refuses: the log exists, intact),
 # then unpaced, SIGKILLed, started again the same way: every acked record
 # stays; and ship_standby started twice goes on from where the log ends.
@@ -333,7 +348,7 @@ c_raftkv_twice() {
 }
 
 CHECKS=(cli_create_twice cli_append_kill_restart cli_recover_dump_twice bench_log_twice
-	kvstore_twice ship_twice ship_kill_restart_loop raftkv_twice)
+	kvstore_twice kvstore_mapped_twice ship_twice ship_kill_restart_loop raftkv_twice)
 [ -n "${LANE_CHECKS:-}" ] && read -r -a CHECKS <<<"$LANE_CHECKS"
 for c in "${CHECKS[@]}"; do
 	t0=$SECONDS

@@ -279,12 +279,13 @@ c_ship_twice() {
 
 # ship_primary unpaced, SIGKILLed after 30 ms and started again at once
 # (before the killed one is reaped, as a supervisor that does not wait),
-# up to 100 times: every restart opens the log (the dying writer is waited for, not
+# up to 200 times (15 s): every restart opens the log (the dying writer is waited for, not
 # named as a live one), every acked record stays.
 c_ship_kill_restart_loop() {
 	local l=$T/loop.log p i rc refused=0 first=""
 	timeout 10 "$EX/ship_primary" "$l" --create 64M --count 1 >"$T/lp0.out" 2>&1 || why "create failed: $(cat "$T/lp0.out")"
-	for ((i = 1; i <= 100; i++)); do
+	local until=$((SECONDS + 15))
+	for ((i = 1; i <= 200 && SECONDS < until; i++)); do
 		stdbuf -oL "$EX/ship_primary" "$l" --count 100000000 >"$T/lpk$i.out" 2>/dev/null &
 		p=$!
 		BGPIDS+=($p)

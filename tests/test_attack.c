@@ -306,7 +306,7 @@ Test(attack, a_closed_log_created_over_garbage_reads_clean)
 	struct sim_dev *sim = sim_new(LOG_BYTES);
 
 	memset(sim_image(sim), 0xA5, LOG_BYTES);
-	struct pmwal *w = open_sim(sim, PMWAL_OPEN_CREATE);
+	struct pmwal *w = open_sim(sim, PMWAL_OPEN_FORMAT | PMWAL_OPEN_FORCE);
 
 	append_keyed(w, 7, 300);
 	cr_assert_eq(pmwal_close(w), 0);

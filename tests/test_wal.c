@@ -570,7 +570,7 @@ Test(wal, psync_fallback_and_fdatasync_mode_round_trip)
 			    PMWAL_OPEN_NO_URING | PMWAL_OPEN_FDATASYNC};
 
 	for (int m = 0; m < 3; m++) {
-		struct pmwal *w = open_log(PMWAL_OPEN_CREATE | modes[m], 2 << 20);
+		struct pmwal *w = open_log(PMWAL_OPEN_FORMAT | modes[m], 2 << 20);
 		uint8_t buf[5000];
 		struct pmwal_info info;
 

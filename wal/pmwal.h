@@ -87,8 +87,30 @@ enum pmwal_commit_policy {
 
 /* pmwal_options.flags */
 enum pmwal_open_flags {
-	PMWAL_OPEN_CREATE = 1u << 0,   /* create (format) a new log */
-	PMWAL_OPEN_EXCL = 1u << 1,     /* with CREATE: fail if the file exists */
+	/*
+	 * Create the log if there is none, else open the one there (as
+	 * open(2)'s O_CREAT, LMDB's MDB_CREATE, RocksDB's create_if_missing).
+	 * "None" is a missing file (made, capacity_bytes long), an empty one,
+	 * or a file, device, region or simulated medium whose superblock area
+	 * (bytes 0..8191) is all zero (new, blank, or an interrupted create).
+	 * A log found is opened and recovered as without CREATE; non-zero
+	 * capacity_bytes and record_bytes_max must match it (0: whatever it
+	 * is), or the open fails PMWAL_EBADOPT naming the field, the log's value
+	 * and the value asked. Anything else is refused and nothing written:
+	 * data that is not a pmwal log PMWAL_EFORMAT; a pmwal log whose
+	 * superblocks cannot be read (both damaged, two logs' copies)
+	 * PMWAL_ECORRUPT, as a plain open, so that salvage can still read it; a
+	 * log of another format version PMWAL_EFORMAT. An existing file is
+	 * never grown or shrunk by CREATE.
+	 */
+	PMWAL_OPEN_CREATE = 1u << 0,
+	/*
+	 * With CREATE: fail -EEXIST unless a new log is made: where the file
+	 * exists (even empty; a missing one is made with O_EXCL), or the
+	 * device, region or simulated medium holds anything (a pmwal log,
+	 * damaged or not, or other data: its superblock area is not zero).
+	 */
+	PMWAL_OPEN_EXCL = 1u << 1,
 	PMWAL_OPEN_READONLY = 1u << 2, /* no writes at all, not even recovery's */
 	PMWAL_OPEN_SALVAGE = 1u << 3,  /* skip corruption instead of failing; reported */
 	PMWAL_OPEN_BUFFERED_IO = 1u << 4, /* no O_DIRECT (page cache + fdatasync) */
@@ -122,6 +144,19 @@ enum pmwal_open_flags {
 	 * this handle takes the lock at its next group write.
 	 */
 	PMWAL_OPEN_BREAK_LOCK = 1u << 8,
+	/*
+	 * Format a new log (a new log id, LSNs from 1), replacing whatever
+	 * pmwal log the target holds, valid or damaged, of any format version:
+	 * its records are gone. A missing file is made as with CREATE, and an
+	 * existing one grown to capacity_bytes (0: its size). Refused
+	 * (PMWAL_EFORMAT, nothing written) where the target holds data that is
+	 * not a pmwal log, unless PMWAL_OPEN_FORCE is set too. Not with EXCL
+	 * or READONLY; CREATE beside it changes nothing.
+	 */
+	PMWAL_OPEN_FORMAT = 1u << 9,
+	/* With FORMAT: overwrite even data that is not a pmwal log (a user's
+	 * file, a filesystem): `pmwal create --force`. */
+	PMWAL_OPEN_FORCE = 1u << 10,
 };
 
 /*
@@ -222,15 +257,21 @@ struct pmwal;
 struct pmwal_iter;
 
 /*
- * Open (or with PMWAL_OPEN_CREATE, create) the log described by @opt.
+ * Open the log described by @opt; with PMWAL_OPEN_CREATE, create it first
+ * if the target holds none; with PMWAL_OPEN_FORMAT, replace what it holds
+ * (enum pmwal_open_flags says exactly when each writes).
  * On open, recovery runs: *@out gets a handle only if the verdict is CLEAN or
  * TORN_TAIL (the unacknowledged tail is cut off and will be overwritten), or
  * with PMWAL_OPEN_SALVAGE set. pmwal_recovery_report() returns the details.
  *
  * @opt: in; not kept after return (target is copied).
  * @out: out; the handle, or NULL on failure.
- * Returns 0, or PMWAL_EBADOPT, PMWAL_EFORMAT, PMWAL_ECORRUPT (strict mode,
- * damage to durable data: nothing was changed on the medium),
+ * Returns 0, or PMWAL_EBADOPT (also: CREATE found a log of another
+ * capacity_bytes or record_bytes_max), PMWAL_EFORMAT (not a pmwal log; with
+ * CREATE or FORMAT without FORCE: data that is not a log, left as it was),
+ * PMWAL_ECORRUPT (strict mode,
+ * damage to durable data: nothing was changed on the medium), -EEXIST
+ * (EXCL: a log, a file or data is there already),
  * PMWAL_EUNSUPPORTED (io_uring or O_DIRECT refused; the message says what to
  * do), PMWAL_ENOTDURABLE, -EBUSY (another process or handle has the log
  * open for writing: the message names its pid), or -errno (ENOENT, EACCES,

@@ -401,3 +401,73 @@ Test(attack, damage_before_later_groups_of_an_open_log_is_corrupt)
 	sim_free(crash);
 	sim_free(sim);
 }
+
+/* Every record of the log at @w, LSNs 1..@n with tu_fill(lsn) bytes. */
+static void assert_keyed(struct pmwal *w, uint64_t n, const char *what)
+{
+	struct pmwal_iter *it;
+	const void *data;
+	size_t len;
+	uint64_t lsn, seen = 0;
+
+	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0, "%s", what);
+	while (pmwal_iter_next(it, &lsn, &data, &len) == 1) {
+		seen++;
+		cr_assert_eq(lsn, seen, "%s", what);
+		cr_assert(tu_check(data, len, lsn), "%s: LSN %llu damaged", what,
+			  (unsigned long long)lsn);
+	}
+	pmwal_iter_close(it);
+	cr_assert_eq(seen, n, "%s: %llu of %llu records", what, (unsigned long long)seen,
+		     (unsigned long long)n);
+}
+
+/* One superblock copy overwritten by another log's: a plain open refuses
+ * (CORRUPT, two logs), salvage uses the copy whose log id the blocks carry
+ * and returns every record; a salvaging writer's superblock repairs it. */
+Test(attack, salvage_reads_past_a_superblock_copy_of_another_log)
+{
+	for (int copy = 0; copy < 2; copy++) {
+		struct sim_dev *sim = sim_new(LOG_BYTES), *other = sim_new(LOG_BYTES);
+		struct pmwal *w;
+		char err[512] = "";
+
+		w = open_sim(sim, PMWAL_OPEN_CREATE);
+		append_keyed(w, 50, 300);
+		cr_assert_eq(pmwal_close(w), 0);
+		w = open_sim(other, PMWAL_OPEN_CREATE);
+		append_keyed(w, 3, 100);
+		cr_assert_eq(pmwal_close(w), 0);
+		memcpy(sim_image(sim) + copy * WAL_SB_BYTES,
+		       sim_image(other) + copy * WAL_SB_BYTES, WAL_SB_BYTES);
+
+		struct pmwal_options o = tu_sim_opts(0, LOG_BYTES);
+
+		o.errmsg_buf = err;
+		o.errmsg_len = sizeof(err);
+		cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), PMWAL_ECORRUPT,
+			     "copy %d: %s", copy, err);
+		cr_assert(strstr(err, "name two logs"), "%s", err);
+		for (int ro = 1; ro >= 0; ro--) {
+			o.flags = PMWAL_OPEN_SALVAGE | (ro ? PMWAL_OPEN_READONLY : 0);
+			cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), 0,
+				     "copy %d, salvage%s: %s", copy, ro ? " read-only" : "",
+				     err);
+			const struct pmwal_report *r = pmwal_recovery_report(w);
+
+			cr_assert_eq(r->verdict, PMWAL_CORRUPT, "%s", r->detail);
+			cr_assert_eq(r->corrupt_offset, (uint64_t)copy * WAL_SB_BYTES);
+			cr_assert(strstr(r->detail, "salvage used the copy at offset"), "%s",
+				  r->detail);
+			assert_keyed(w, 50, ro ? "salvage read-only" : "salvage");
+			cr_assert_eq(pmwal_close(w), 0);
+		}
+		/* The salvaging writer wrote both copies: a plain open reads it. */
+		o.flags = 0;
+		cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), 0, "%s", err);
+		assert_keyed(w, 50, "after the salvaging writer");
+		pmwal_close(w);
+		sim_free(other);
+		sim_free(sim);
+	}
+}

@@ -605,6 +605,15 @@ static const char *verdict_name(int v)
 				      : "corrupt";
 }
 
+/* The superblock, as a salvaging open reads it where it must (w->sb_note). */
+static int read_sb(struct pmwal *w, char *err, size_t errlen)
+{
+	if (!(w->flags & PMWAL_OPEN_SALVAGE))
+		return wal_read_sb(w->dev, &w->sb, err, errlen);
+	return wal_read_sb_salvage(w->dev, &w->sb, w->sb_note, sizeof(w->sb_note),
+				   &w->sb_bad_offset, err, errlen);
+}
+
 /* Recovery at open: scan, decide, and (writable) bump the epoch. */
 static int recover(struct pmwal *w, char *err, size_t errlen)
 {
@@ -641,7 +650,7 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	if (rc)
 		return rc;
 	if (writer) {
-		rc = wal_read_sb(w->dev, &w->sb, err, errlen); /* as that writer left it */
+		rc = read_sb(w, err, errlen); /* as that writer left it */
 		if (rc)
 			return rc;
 		if (w->sb.epoch >= w->own_epoch) {
@@ -681,6 +690,20 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: recovery read failed: %s", w->target,
 			 strerror(-rc));
 		return rc;
+	}
+	if (w->sb_note[0]) {
+		/* Salvage read past a superblock copy of another log: the log is
+		 * damaged there, whatever its blocks say. */
+		char scan[sizeof(w->report.detail)];
+
+		snprintf(scan, sizeof(scan), "%s", w->report.detail);
+		if (w->report.verdict != PMWAL_CORRUPT) {
+			w->report.verdict = PMWAL_CORRUPT;
+			w->report.corrupt_lsn = w->sb.head_lsn;
+			w->report.corrupt_offset = w->sb_bad_offset;
+		}
+		snprintf(w->report.detail, sizeof(w->report.detail), "%s; %s", w->sb_note,
+			 scan);
 	}
 	if (w->report.verdict == PMWAL_CORRUPT && !salvage) {
 		snprintf(err, errlen,
@@ -818,7 +841,7 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 		if (rc)
 			goto fail;
 	} else {
-		rc = wal_read_sb(dev, &w->sb, err, sizeof(err));
+		rc = read_sb(w, err, sizeof(err));
 		long pid = 0;
 
 		/* No superblock yet while another writer holds the log: it is

@@ -899,8 +899,10 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	struct wal_dev *dev;
 	int rc;
 
-	if (!out)
+	if (!out) {
+		open_err(opt, "pmwal_open: out is NULL");
 		return -EINVAL;
+	}
 	*out = NULL;
 	rc = check_options(opt, err, sizeof(err));
 	if (rc) {

@@ -264,8 +264,8 @@ struct pmwal_iter;
  * TORN_TAIL (the unacknowledged tail is cut off and will be overwritten), or
  * with PMWAL_OPEN_SALVAGE set. pmwal_recovery_report() returns the details.
  *
- * @opt: in; not kept after return (target is copied).
- * @out: out; the handle, or NULL on failure.
+ * @opt: in; not kept after return (target is copied). NULL: PMWAL_EBADOPT.
+ * @out: out; the handle, or NULL on failure. NULL: -EINVAL.
  * Returns 0, or PMWAL_EBADOPT (also: CREATE found a log of another
  * capacity_bytes or record_bytes_max), PMWAL_EFORMAT (not a pmwal log; with
  * CREATE or FORMAT without FORCE: data that is not a log, left as it was),
@@ -299,8 +299,10 @@ int pmwal_close(struct pmwal *w);
  * With PMWAL_COMMIT_DURABLE it returns once the record is durable; with
  * PMWAL_COMMIT_BUFFERED once it is staged. Concurrent callers are gathered into
  * group writes by one leader (group commit).
- * Returns 0, PMWAL_ETOOBIG, PMWAL_EFULL (nothing overwritten; release
- * records), PMWAL_EFAILED (sticky), PMWAL_EREADONLY, or -EINVAL (len 0).
+ * Returns 0, PMWAL_ETOOBIG (len above record_bytes_max), PMWAL_EFULL
+ * (nothing overwritten; release records), PMWAL_EFAILED (sticky),
+ * PMWAL_EREADONLY, or -EINVAL: @w NULL, len 0, or @data NULL (with len > 0);
+ * pmwal_errmsg() names the argument.
  */
 int pmwal_append(struct pmwal *w, const void *data, size_t len, uint64_t *lsn_out);
 
@@ -308,7 +310,11 @@ int pmwal_append(struct pmwal *w, const void *data, size_t len, uint64_t *lsn_ou
  * Append @count records at once, one per iovec, with consecutive LSNs; they
  * go to the medium in one group. @first_lsn_out gets the first LSN.
  * All or nothing: on failure none of them was appended.
- * Returns as pmwal_append(), and -EINVAL for count < 1 or an empty iovec.
+ * Returns as pmwal_append(), and -EINVAL for @recs NULL, @count < 1, a
+ * record with iov_len 0, or iov_base NULL (pmwal_errmsg() names the
+ * argument and the record's index); PMWAL_ETOOBIG for a record above
+ * record_bytes_max, or a batch larger than one group write holds. @count is
+ * not limited by IOV_MAX; the lengths' sum cannot overflow.
  */
 int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count,
 		  uint64_t *first_lsn_out);
@@ -327,8 +333,8 @@ typedef void (*pmwal_durable_fn)(void *arg, uint64_t lsn, int status);
 
 /*
  * Append one record without waiting; @cb runs once it is durable. Whatever
- * the commit policy, the call returns after staging. Returns as pmwal_append()
- * (on failure @cb is never called).
+ * the commit policy, the call returns after staging. Returns as pmwal_append(),
+ * and -EINVAL for @cb NULL (on failure @cb is never called).
  */
 int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_durable_fn cb,
 		       void *arg, uint64_t *lsn_out);
@@ -337,14 +343,16 @@ int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_dura
  * Append @count records (one per iovec, consecutive LSNs) without waiting;
  * all or nothing, as pmwal_appendv(). @cb runs once, with the last record's
  * LSN, when every one of them is durable (or, status < 0, can never be).
- * @first_lsn_out gets the first LSN. Returns as pmwal_appendv().
+ * @first_lsn_out gets the first LSN. Returns as pmwal_appendv(), and -EINVAL
+ * for @cb NULL.
  */
 int pmwal_appendv_async(struct pmwal *w, const struct iovec *recs, int count,
 			pmwal_durable_fn cb, void *arg, uint64_t *first_lsn_out);
 
 /*
  * Wait until every record up to @lsn is durable, writing staged records if
- * needed. Returns 0, PMWAL_ERANGE (@lsn never appended), PMWAL_EFAILED.
+ * needed. Returns 0, PMWAL_ERANGE (@lsn never appended), PMWAL_EFAILED, or
+ * -EINVAL (@w NULL).
  */
 int pmwal_wait(struct pmwal *w, uint64_t lsn);
 
@@ -359,7 +367,8 @@ uint64_t pmwal_durable_lsn(struct pmwal *w);
  * them): their blocks may be overwritten. The new head is made durable before
  * returning. Releasing below the current head is a no-op.
  * Returns 0, PMWAL_ERANGE (@lsn beyond durable_lsn + 1), PMWAL_EFAILED,
- * PMWAL_EREADONLY, or -errno from the superblock write. PMWAL_ECORRUPT or
+ * PMWAL_EREADONLY, -EINVAL (@w NULL), or -errno from the superblock write.
+ * PMWAL_ECORRUPT or
  * -EIO: finding @lsn read back damaged durable blocks (a write the device
  * acknowledged but lost); the handle has failed stop (nothing more is
  * acknowledged) and the superblock records how far the log was durable, so
@@ -371,7 +380,8 @@ int pmwal_release(struct pmwal *w, uint64_t lsn);
  * An iterator over durable records in LSN order, from @from_lsn (0 = the
  * head). It follows the log: when it reaches the end, pmwal_iter_next()
  * returns 0, and a later call returns records made durable since.
- * Returns 0, PMWAL_ERANGE (@from_lsn released or beyond next_lsn), -ENOMEM.
+ * Returns 0, PMWAL_ERANGE (@from_lsn released or beyond next_lsn), -ENOMEM,
+ * or -EINVAL (@w or @out NULL).
  */
 int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out);
 
@@ -379,7 +389,8 @@ int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
  * Next record: 1 and *@lsn, *@data, *@len set (the data stays valid until the
  * next call on this iterator); 0 at the durable end; or < 0: PMWAL_ECORRUPT
  * (a block changed under the reader), PMWAL_ERANGE (the reader fell behind a
- * pmwal_release() and its records were overwritten), -EIO. On a handle
+ * pmwal_release() and its records were overwritten), -EIO, -EINVAL (@it,
+ * @lsn, @data or @len NULL; pmwal_errmsg() names it). On a handle
  * opened with PMWAL_OPEN_SALVAGE, damage is skipped instead: iteration goes
  * on with the next group that starts with a valid block, and the records lost
  * with the damage show as a gap in the LSNs returned.
@@ -391,7 +402,7 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
  * durable since, or an error), or @timeout_ms pass (-1: no limit, 0: just
  * look). Returns 1 (call pmwal_iter_next(); it may still return 0 when what
  * woke the wait holds no record past the iterator), 0 on timeout, or
- * -EINVAL. No core spins meanwhile.
+ * -EINVAL (@it NULL, @timeout_ms below -1). No core spins meanwhile.
  *
  * Following a log another process writes (docs/followers.md): open it with
  * PMWAL_OPEN_READONLY, then loop pmwal_iter_next() and, at 0,
@@ -411,7 +422,7 @@ int pmwal_iter_wait(struct pmwal_iter *it, int timeout_ms);
 /* Free an iterator. Accepts NULL. */
 void pmwal_iter_close(struct pmwal_iter *it);
 
-/* Fill @info. Returns 0. */
+/* Fill @info. Returns 0, or -EINVAL (@w or @info NULL). */
 int pmwal_stat(struct pmwal *w, struct pmwal_info *info);
 
 /*
@@ -435,7 +446,7 @@ const struct pmwal_report *pmwal_recovery_report(struct pmwal *w);
  * Scan the log at @opt->target read-only (nothing is written, not even the
  * recovery epoch) and fill @rep. A corrupt log is a successful scan with
  * verdict PMWAL_CORRUPT. Returns 0, or as pmwal_open() when the target cannot
- * be read or is not a pmwal log.
+ * be read or is not a pmwal log, and -EINVAL for @opt or @rep NULL.
  */
 int pmwal_verify(const struct pmwal_options *opt, struct pmwal_report *rep);
 
@@ -480,7 +491,8 @@ struct pmwal_target {
  * Returns 0, or PMWAL_EBADOPT for a NULL or empty @spec, no path after a
  * prefix (pmem:, file:, fakepmr:,wbm=1, pmr:,enable), or a path of
  * PMWAL_TARGET_PATH_MAX bytes or more: pmwal_open() refuses all of these
- * (sim: with no name is its to refuse: no medium has that name). Even then @out->kind and @out->rest
+ * (sim: with no name is its to refuse: no medium has that name), or -EINVAL
+ * for @out NULL. Even then @out->kind and @out->rest
  * say what the prefix named (kind PMWAL_TARGET_FILE and rest "" for a NULL
  * @spec), so that a caller can say what is wrong with it.
  */
@@ -491,8 +503,8 @@ int pmwal_target_parse(const char *spec, struct pmwal_target *out);
  * PATH[,opts], file:PATH, PATH, /dev/daxX.Y all name one), so that a tool can
  * look at it before formatting it. Returns 1 and the path in @buf, 0 for a
  * target that lives in no file (pmr:BDF, sim:NAME), PMWAL_EBADOPT for a
- * malformed target (as pmwal_target_parse()), or -ENAMETOOLONG when @len is
- * too small.
+ * malformed target (as pmwal_target_parse()), -EINVAL for @buf NULL, or
+ * -ENAMETOOLONG when @len is too small.
  */
 int pmwal_target_path(const char *target, char *buf, size_t len);
 
@@ -547,6 +559,10 @@ const char *pmwal_version(void);
  *
  * Thread safety: every call may come from any thread; one mutex per medium
  * orders them against the engine's device calls.
+ *
+ * A NULL @sim is refused, never followed: functions returning int return
+ * -EINVAL (pmwal_sim_crashed() 0), counts are 0, pointers NULL, and the void
+ * ones do nothing.
  */
 
 /* What a simulated medium models. */

@@ -308,7 +308,9 @@ static int open_log(const struct log_spec *s, struct pmwal **w, char *err, size_
 	struct pmwal_options o = {
 	    .target = s->target,
 	    .capacity_bytes = s->capacity_bytes,
-	    .flags = PMWAL_OPEN_CREATE | s->open_flags,
+	    /* A new log each run, over whatever target_check_writable() let
+	     * it replace (a log, or with --force any data). */
+	    .flags = PMWAL_OPEN_FORMAT | PMWAL_OPEN_FORCE | s->open_flags,
 	    .commit_policy = s->commit_policy,
 	    .group_window_us = s->group_window_us,
 	    .groups_in_flight = s->groups_in_flight,

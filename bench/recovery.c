@@ -39,7 +39,8 @@ static int fill_log(const char *target, uint64_t fill_bytes, uint32_t rec_bytes,
 	uint64_t capacity = (fill_bytes + fill_bytes / 8 + FILL_MARGIN_BYTES) >> 20 << 20;
 	struct pmwal_options o = {.target = target,
 				  .capacity_bytes = capacity,
-				  .flags = PMWAL_OPEN_CREATE,
+				  /* a new log, over what target_check_writable allowed */
+				  .flags = PMWAL_OPEN_FORMAT | PMWAL_OPEN_FORCE,
 				  .errmsg_buf = err,
 				  .errmsg_len = errlen};
 	struct pmwal *w = NULL;

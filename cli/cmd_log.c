@@ -528,33 +528,20 @@ int cmd_create(int argc, char **argv)
 		return cli_fail(&c, "create", 2, "%s", perr);
 	bool existed = !has_file || stat(path, &st) == 0 || errno != ENOENT;
 
-	if (!force && existed) { /* a PMR (no file) may hold a log too */
-		struct pmwal_report rep;
-		const char *fs = has_file ? pmr_probe_fs_magic(path) : NULL;
-
-		init_opts(&o, &c);
-		if (pmwal_verify(&o, &rep) == 0)
-			return cli_fail(&c, "create", 2,
-					"%s already holds a pmwal log (%llu records); "
-					"pass --force to destroy it",
-					c.target, (unsigned long long)rep.records);
-		if (fs)
-			return cli_fail(&c, "create", 2,
-					"%s holds %s; pass --force to destroy it", path,
-					fs);
-		/* Never overwrite a user's file by mistake. */
-		if (S_ISREG(st.st_mode) && st.st_size > 0)
-			return cli_fail(&c, "create", 2,
-					"%s exists and holds %lld bytes that are not a "
-					"pmwal log; pass --force to overwrite it",
-					path, (long long)st.st_size);
-	}
+	/*
+	 * What may be overwritten is the library's rule (pmwal.h, enum
+	 * pmwal_open_flags): a new file or an empty one is created; anything
+	 * else only with --force (FORMAT, FORCE), so EXCL refuses it and says
+	 * what it holds. A file we make is ours to remove if the create fails:
+	 * EXCL proves that nobody made it between the stat and the open.
+	 */
 	init_opts(&o, &c);
-	o.flags |= PMWAL_OPEN_CREATE;
-	/* A file we make is ours to remove if the create fails: EXCL proves
-	 * that nobody made it between the stat and the open. */
-	if (!existed)
-		o.flags |= PMWAL_OPEN_EXCL;
+	if (!existed || (!force && !(S_ISREG(st.st_mode) && st.st_size == 0)))
+		o.flags |= PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL;
+	else if (force)
+		o.flags |= PMWAL_OPEN_FORMAT | PMWAL_OPEN_FORCE;
+	else
+		o.flags |= PMWAL_OPEN_CREATE;
 	o.capacity_bytes = size;
 	o.record_bytes_max = (uint32_t)rec_max;
 	struct pmwal *w;
@@ -565,6 +552,12 @@ int cmd_create(int argc, char **argv)
 	rc = pmwal_open(&o, &w);
 	if (!existed)
 		create_guard(path, false);
+	if (rc == -EEXIST && existed) {
+		const char *fs = has_file ? pmr_probe_fs_magic(path) : NULL;
+
+		return cli_fail(&c, "create", 2, "%s%s%s; pass --force to destroy it",
+				open_msg(&c, rc), fs ? ": it is " : "", fs ? fs : "");
+	}
 	if (rc) {
 		int code = open_failed("create", &c, rc);
 

@@ -967,7 +967,7 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 		goto out;
 	}
 	if (o->create) {
-		po.flags = PMWAL_OPEN_CREATE;
+		po.flags = PMWAL_OPEN_FORMAT;
 		po.capacity_bytes = o->capacity_bytes;
 	}
 	rc = pmwal_open(&po, &kv->w);

@@ -1198,7 +1198,7 @@ static int open_log(struct praft *p, char *err, size_t errlen)
 				 "under it", p->dir, p->have_meta ? "meta" : "snapshot");
 			return RAFT_INVALID;
 		}
-		po.flags = PMWAL_OPEN_CREATE;
+		po.flags = PMWAL_OPEN_FORMAT;
 		po.capacity_bytes = p->capacity;
 	}
 	rc = pmwal_open(&po, &p->w);

@@ -268,7 +268,7 @@ static int run(const char *target, uint32_t groups_in_flight)
 {
 	struct pmwal_options o = {.target = target,
 				  .capacity_bytes = 64u << 20,
-				  .flags = PMWAL_OPEN_CREATE,
+				  .flags = PMWAL_OPEN_FORMAT, /* a new log each run */
 				  .groups_in_flight = groups_in_flight};
 	pthread_t t[THREADS];
 	int rc;

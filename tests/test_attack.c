@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,7 +307,7 @@ Test(attack, a_closed_log_created_over_garbage_reads_clean)
 	struct sim_dev *sim = sim_new(LOG_BYTES);
 
 	memset(sim_image(sim), 0xA5, LOG_BYTES);
-	struct pmwal *w = open_sim(sim, PMWAL_OPEN_CREATE);
+	struct pmwal *w = open_sim(sim, PMWAL_OPEN_FORMAT | PMWAL_OPEN_FORCE);
 
 	append_keyed(w, 7, 300);
 	cr_assert_eq(pmwal_close(w), 0);
@@ -400,4 +401,291 @@ Test(attack, damage_before_later_groups_of_an_open_log_is_corrupt)
 		     (unsigned long long)rep.corrupt_lsn);
 	sim_free(crash);
 	sim_free(sim);
+}
+
+/* Every record of the log at @w, LSNs 1..@n with tu_fill(lsn) bytes. */
+static void assert_keyed(struct pmwal *w, uint64_t n, const char *what)
+{
+	struct pmwal_iter *it;
+	const void *data;
+	size_t len;
+	uint64_t lsn, seen = 0;
+
+	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0, "%s", what);
+	while (pmwal_iter_next(it, &lsn, &data, &len) == 1) {
+		seen++;
+		cr_assert_eq(lsn, seen, "%s", what);
+		cr_assert(tu_check(data, len, lsn), "%s: LSN %llu damaged", what,
+			  (unsigned long long)lsn);
+	}
+	pmwal_iter_close(it);
+	cr_assert_eq(seen, n, "%s: %llu of %llu records", what, (unsigned long long)seen,
+		     (unsigned long long)n);
+}
+
+/* One superblock copy overwritten by another log's: a plain open refuses
+ * (CORRUPT, two logs), salvage uses the copy whose log id the blocks carry
+ * and returns every record; a salvaging writer's superblock repairs it. */
+Test(attack, salvage_reads_past_a_superblock_copy_of_another_log)
+{
+	for (int copy = 0; copy < 2; copy++) {
+		struct sim_dev *sim = sim_new(LOG_BYTES), *other = sim_new(LOG_BYTES);
+		struct pmwal *w;
+		char err[512] = "";
+
+		w = open_sim(sim, PMWAL_OPEN_CREATE);
+		append_keyed(w, 50, 300);
+		cr_assert_eq(pmwal_close(w), 0);
+		w = open_sim(other, PMWAL_OPEN_CREATE);
+		append_keyed(w, 3, 100);
+		cr_assert_eq(pmwal_close(w), 0);
+		memcpy(sim_image(sim) + copy * WAL_SB_BYTES,
+		       sim_image(other) + copy * WAL_SB_BYTES, WAL_SB_BYTES);
+
+		struct pmwal_options o = tu_sim_opts(0, LOG_BYTES);
+
+		o.errmsg_buf = err;
+		o.errmsg_len = sizeof(err);
+		cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), PMWAL_ECORRUPT,
+			     "copy %d: %s", copy, err);
+		cr_assert(strstr(err, "name two logs"), "%s", err);
+		for (int ro = 1; ro >= 0; ro--) {
+			o.flags = PMWAL_OPEN_SALVAGE | (ro ? PMWAL_OPEN_READONLY : 0);
+			cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), 0,
+				     "copy %d, salvage%s: %s", copy, ro ? " read-only" : "",
+				     err);
+			const struct pmwal_report *r = pmwal_recovery_report(w);
+
+			cr_assert_eq(r->verdict, PMWAL_CORRUPT, "%s", r->detail);
+			cr_assert_eq(r->corrupt_offset, (uint64_t)copy * WAL_SB_BYTES);
+			cr_assert(strstr(r->detail, "salvage used the copy at offset"), "%s",
+				  r->detail);
+			assert_keyed(w, 50, ro ? "salvage read-only" : "salvage");
+			cr_assert_eq(pmwal_close(w), 0);
+		}
+		/* The salvaging writer wrote both copies: a plain open reads it. */
+		o.flags = 0;
+		cr_assert_eq(wal_open_dev(&o, sim_wal_dev(sim), &w), 0, "%s", err);
+		assert_keyed(w, 50, "after the salvaging writer");
+		pmwal_close(w);
+		sim_free(other);
+		sim_free(sim);
+	}
+}
+
+/* ---- every public entry point with NULL, 0, the maximum and one past it ---- */
+
+#define API_REC_MAX 4096u
+
+struct api_ctx {
+	struct pmwal *w, *ro, *spare;
+	struct pmwal_iter *it;
+	struct pmwal_sim *sim;
+	struct pmwal_options o;
+	uint8_t buf[2 * API_REC_MAX];
+	struct iovec many[IOV_MAX + 1];
+	struct pmwal_info info;
+	struct pmwal_report rep;
+	struct pmwal_target t;
+	struct pmwal_sim_fault f;
+	char path[64];
+	uint64_t lsn;
+	const void *data;
+	size_t len;
+	long pid;
+};
+
+static void api_cb(void *arg, uint64_t lsn, int status)
+{
+	(void)arg, (void)lsn, (void)status;
+}
+
+static struct iovec api_iov[2];
+
+/* Two records: @a then @b (NULL: only one). */
+static const struct iovec *iov2(const void *a, size_t alen, const void *b, size_t blen)
+{
+	api_iov[0] = (struct iovec){(void *)a, alen};
+	api_iov[1] = (struct iovec){(void *)b, blen};
+	return api_iov;
+}
+
+/*
+ * NAME, the result wanted, what pmwal_errmsg(c->w) must then contain (NULL:
+ * not checked), the call. Rows that returned before anything was checked
+ * (iov_base NULL: SIGSEGV in the stage copy) would crash this test.
+ */
+#define API_CASES(X)                                                                          \
+	X(open_null_options, PMWAL_EBADOPT, NULL, pmwal_open(NULL, &c->spare))                   \
+	X(open_null_out, -EINVAL, NULL, pmwal_open(&c->o, NULL))                                \
+	X(close_null, 0, NULL, pmwal_close(NULL))                                               \
+	X(append_null_handle, -EINVAL, NULL, pmwal_append(NULL, "x", 1, NULL))                  \
+	X(append_null_data, -EINVAL, "iov_base is NULL", pmwal_append(c->w, NULL, 5, NULL))     \
+	X(append_null_data_len_0, -EINVAL, "empty", pmwal_append(c->w, NULL, 0, NULL))          \
+	X(append_len_0, -EINVAL, "empty", pmwal_append(c->w, "x", 0, NULL))                     \
+	X(append_max, 0, NULL, pmwal_append(c->w, c->buf, API_REC_MAX, &c->lsn))                \
+	X(append_max_plus_1, PMWAL_ETOOBIG, "maximum is 4096",                                  \
+	  pmwal_append(c->w, c->buf, API_REC_MAX + 1, NULL))                                    \
+	X(append_size_max, PMWAL_ETOOBIG, "maximum", pmwal_append(c->w, c->buf, SIZE_MAX, NULL)) \
+	X(append_null_lsn_out, 0, NULL, pmwal_append(c->w, "x", 1, NULL))                       \
+	X(append_read_only, PMWAL_EREADONLY, NULL, pmwal_append(c->ro, NULL, 5, NULL))          \
+	X(appendv_null_handle, -EINVAL, NULL, pmwal_appendv(NULL, iov2("x", 1, 0, 0), 1, NULL)) \
+	X(appendv_null_iov, -EINVAL, "recs is NULL", pmwal_appendv(c->w, NULL, 1, NULL))        \
+	X(appendv_count_0, -EINVAL, "count 0", pmwal_appendv(c->w, iov2("x", 1, 0, 0), 0, NULL)) \
+	X(appendv_count_negative, -EINVAL, "count -1",                                          \
+	  pmwal_appendv(c->w, iov2("x", 1, 0, 0), -1, NULL))                                    \
+	X(appendv_count_int_min, -EINVAL, "count", pmwal_appendv(c->w, api_iov, INT_MIN, NULL)) \
+	X(appendv_null_base, -EINVAL, "record 0: iov_base is NULL",                             \
+	  pmwal_appendv(c->w, iov2(NULL, 1, 0, 0), 1, NULL))                                    \
+	X(appendv_second_null_base, -EINVAL, "record 1: iov_base is NULL",                      \
+	  pmwal_appendv(c->w, iov2("x", 1, NULL, 7), 2, NULL))                                  \
+	X(appendv_null_base_len_0, -EINVAL, "record 0 is empty",                                \
+	  pmwal_appendv(c->w, iov2(NULL, 0, 0, 0), 1, NULL))                                    \
+	X(appendv_lengths_overflow, PMWAL_ETOOBIG, "record 0 of",                               \
+	  pmwal_appendv(c->w, iov2(c->buf, SIZE_MAX, c->buf, 2), 2, NULL))                      \
+	X(appendv_max, 0, NULL,                                                                  \
+	  pmwal_appendv(c->w, iov2(c->buf, API_REC_MAX, c->buf, API_REC_MAX), 2, NULL))         \
+	X(appendv_max_plus_1, PMWAL_ETOOBIG, "record 1 of 4097",                                \
+	  pmwal_appendv(c->w, iov2(c->buf, API_REC_MAX, c->buf, API_REC_MAX + 1), 2, NULL))     \
+	X(appendv_iov_max_plus_1, 0, NULL, pmwal_appendv(c->w, c->many, IOV_MAX + 1, NULL))     \
+	X(append_async_null_handle, -EINVAL, NULL,                                              \
+	  pmwal_append_async(NULL, "x", 1, api_cb, NULL, NULL))                                 \
+	X(append_async_null_data, -EINVAL, "iov_base is NULL",                                  \
+	  pmwal_append_async(c->w, NULL, 5, api_cb, NULL, NULL))                                \
+	X(append_async_null_cb, -EINVAL, "cb is NULL",                                          \
+	  pmwal_append_async(c->w, "x", 1, NULL, NULL, NULL))                                   \
+	X(append_async_max_plus_1, PMWAL_ETOOBIG, "maximum",                                    \
+	  pmwal_append_async(c->w, c->buf, API_REC_MAX + 1, api_cb, NULL, NULL))                \
+	X(appendv_async_null_iov, -EINVAL, "recs is NULL",                                      \
+	  pmwal_appendv_async(c->w, NULL, 1, api_cb, NULL, NULL))                               \
+	X(appendv_async_null_base, -EINVAL, "record 0: iov_base is NULL",                       \
+	  pmwal_appendv_async(c->w, iov2(NULL, 1, 0, 0), 1, api_cb, NULL, NULL))                \
+	X(appendv_async_count_0, -EINVAL, "count 0",                                            \
+	  pmwal_appendv_async(c->w, iov2("x", 1, 0, 0), 0, api_cb, NULL, NULL))                 \
+	X(appendv_async_null_cb, -EINVAL, "cb is NULL",                                         \
+	  pmwal_appendv_async(c->w, iov2("x", 1, 0, 0), 1, NULL, NULL, NULL))                   \
+	X(appendv_async_null_handle, -EINVAL, NULL,                                             \
+	  pmwal_appendv_async(NULL, iov2("x", 1, 0, 0), 1, api_cb, NULL, NULL))                 \
+	X(appendv_async_max, 0, NULL,                                                            \
+	  pmwal_appendv_async(c->w, iov2(c->buf, API_REC_MAX, 0, 0), 1, api_cb, NULL, NULL))    \
+	X(wait_null, -EINVAL, NULL, pmwal_wait(NULL, 1))                                        \
+	X(wait_lsn_max, PMWAL_ERANGE, NULL, pmwal_wait(c->w, UINT64_MAX))                       \
+	X(wait_lsn_0, 0, NULL, pmwal_wait(c->w, 0))                                             \
+	X(sync_null, -EINVAL, NULL, pmwal_sync(NULL))                                           \
+	X(durable_lsn_null, 0, NULL, (int)pmwal_durable_lsn(NULL))                              \
+	X(release_null, -EINVAL, NULL, pmwal_release(NULL, 1))                                  \
+	X(release_lsn_max, PMWAL_ERANGE, NULL, pmwal_release(c->w, UINT64_MAX))                 \
+	X(release_lsn_0, 0, NULL, pmwal_release(c->w, 0))                                       \
+	X(iter_open_null_handle, -EINVAL, NULL, pmwal_iter_open(NULL, 0, &c->it))               \
+	X(iter_open_null_out, -EINVAL, NULL, pmwal_iter_open(c->w, 0, NULL))                    \
+	X(iter_open_lsn_max, PMWAL_ERANGE, NULL, pmwal_iter_open(c->w, UINT64_MAX, &c->it))     \
+	X(iter_next_null_iter, -EINVAL, NULL, pmwal_iter_next(NULL, &c->lsn, &c->data, &c->len)) \
+	X(iter_next_null_lsn, -EINVAL, "lsn is NULL", pmwal_iter_next(c->it, NULL, &c->data, &c->len)) \
+	X(iter_next_null_data, -EINVAL, "data is NULL", pmwal_iter_next(c->it, &c->lsn, NULL, &c->len)) \
+	X(iter_next_null_len, -EINVAL, "len is NULL", pmwal_iter_next(c->it, &c->lsn, &c->data, NULL)) \
+	X(iter_next, 1, NULL, pmwal_iter_next(c->it, &c->lsn, &c->data, &c->len))               \
+	X(iter_wait_null, -EINVAL, NULL, pmwal_iter_wait(NULL, 0))                              \
+	X(iter_wait_minus_2, -EINVAL, "timeout_ms -2", pmwal_iter_wait(c->it, -2))              \
+	X(iter_wait_int_min, -EINVAL, "timeout_ms", pmwal_iter_wait(c->it, INT_MIN))            \
+	X(iter_close_null, 0, NULL, (pmwal_iter_close(NULL), 0))                                \
+	X(stat_null_handle, -EINVAL, NULL, pmwal_stat(NULL, &c->info))                          \
+	X(stat_null_info, -EINVAL, NULL, pmwal_stat(c->w, NULL))                                \
+	X(writer_pid_null_target, -EINVAL, NULL, pmwal_writer_pid(NULL, &c->pid))               \
+	X(writer_pid_null_pid, -EINVAL, NULL, pmwal_writer_pid(c->o.target, NULL))              \
+	X(writer_pid_empty_target, -EINVAL, NULL, pmwal_writer_pid("", &c->pid))                \
+	X(recovery_report_null, 0, NULL, pmwal_recovery_report(NULL) ? 0 : -1)                  \
+	X(verify_null_options, -EINVAL, NULL, pmwal_verify(NULL, &c->rep))                      \
+	X(verify_null_report, -EINVAL, NULL, pmwal_verify(&c->o, NULL))                         \
+	X(target_parse_null_spec, PMWAL_EBADOPT, NULL, pmwal_target_parse(NULL, &c->t))         \
+	X(target_parse_null_out, -EINVAL, NULL, pmwal_target_parse("/x", NULL))                 \
+	X(target_path_null_target, PMWAL_EBADOPT, NULL,                                         \
+	  pmwal_target_path(NULL, c->path, sizeof(c->path)))                                    \
+	X(target_path_null_buf, -EINVAL, NULL, pmwal_target_path("/x", NULL, 64))               \
+	X(target_path_len_0, -ENAMETOOLONG, NULL, pmwal_target_path("/x", c->path, 0))          \
+	X(target_path_len_max, 1, NULL, pmwal_target_path("/x", c->path, SIZE_MAX))             \
+	X(strerror_int_min, 0, NULL, pmwal_strerror(INT_MIN) ? 0 : -1)                          \
+	X(errmsg_null, 0, NULL, *pmwal_errmsg(NULL))                                            \
+	X(version, 0, NULL, pmwal_version() ? 0 : -1)                                           \
+	X(sim_new_null_options, -EINVAL, NULL, pmwal_sim_new(NULL, &c->sim))                    \
+	X(sim_new_null_out, -EINVAL, NULL,                                                      \
+	  pmwal_sim_new(&(struct pmwal_sim_options){.medium = 1, .size_bytes = 1 << 20}, NULL)) \
+	X(sim_new_size_0, -EINVAL, NULL,                                                        \
+	  pmwal_sim_new(&(struct pmwal_sim_options){.medium = 1}, &c->sim))                     \
+	X(sim_free_null, 0, NULL, (pmwal_sim_free(NULL), 0))                                    \
+	X(sim_target_null, 0, NULL, pmwal_sim_target(NULL) ? -1 : 0)                            \
+	X(sim_reset_null, 0, NULL, (pmwal_sim_reset(NULL), 0))                                  \
+	X(sim_events_null, 0, NULL, (int)pmwal_sim_events(NULL))                                \
+	X(sim_pending_null, 0, NULL, (int)pmwal_sim_pending(NULL))                              \
+	X(sim_crash_at_null, 0, NULL, (pmwal_sim_crash_at(NULL, 0), 0))                         \
+	X(sim_crash_null, 0, NULL, (pmwal_sim_crash(NULL), 0))                                  \
+	X(sim_crashed_null, 0, NULL, pmwal_sim_crashed(NULL))                                   \
+	X(sim_crash_images_null, 0, NULL, (int)pmwal_sim_crash_images(NULL, NULL))              \
+	X(sim_apply_image_null, -EINVAL, NULL, pmwal_sim_apply_image(NULL, 0))                  \
+	X(sim_damage_null, -EINVAL, NULL, pmwal_sim_damage(NULL, 0, 1, PMWAL_SIM_FLIP))         \
+	X(sim_damage_wraps, -EINVAL, NULL,                                                      \
+	  pmwal_sim_damage(c->sim, UINT64_MAX, 2, PMWAL_SIM_FLIP))                              \
+	X(sim_overwrite_null_buf, -EINVAL, NULL, pmwal_sim_overwrite(c->sim, 0, NULL, 5))       \
+	X(sim_overwrite_null, -EINVAL, NULL, pmwal_sim_overwrite(NULL, 0, "x", 1))              \
+	X(sim_fault_null, -EINVAL, NULL, pmwal_sim_fault(NULL, &c->f))                          \
+	X(sim_fault_null_fault, -EINVAL, NULL, pmwal_sim_fault(c->sim, NULL))                   \
+	X(sim_clear_faults_null, 0, NULL, (pmwal_sim_clear_faults(NULL), 0))                    \
+	X(sim_durable_null, 0, NULL, pmwal_sim_durable(NULL) ? -1 : 0)
+
+#define API_FN(name, want, msg, call)                                                         \
+	static int api_##name(struct api_ctx *c)                                                \
+	{                                                                                        \
+		return (call);                                                                   \
+	}
+API_CASES(API_FN)
+
+static const struct {
+	const char *name;
+	int (*call)(struct api_ctx *c);
+	int want;
+	const char *msg;
+} api_cases[] = {
+#define API_ROW(name, want, msg, call) {#name, api_##name, want, msg},
+    API_CASES(API_ROW)
+};
+
+Test(attack, every_entry_point_refuses_null_zero_and_too_big_arguments_by_name)
+{
+	static struct api_ctx ctx;
+	struct api_ctx *c = &ctx;
+	struct pmwal_sim_options so = {.medium = PMWAL_SIM_PMEM, .size_bytes = 4u << 20};
+
+	cr_assert_eq(pmwal_sim_new(&so, &c->sim), 0);
+	c->o = (struct pmwal_options){.target = pmwal_sim_target(c->sim),
+				      .capacity_bytes = 4u << 20,
+				      .record_bytes_max = API_REC_MAX,
+				      .flags = PMWAL_OPEN_CREATE};
+	cr_assert_eq(pmwal_open(&c->o, &c->w), 0);
+	c->o.flags = PMWAL_OPEN_READONLY;
+	cr_assert_eq(pmwal_open(&c->o, &c->ro), 0);
+	cr_assert_eq(pmwal_append(c->w, "first", 5, NULL), 0);
+	cr_assert_eq(pmwal_iter_open(c->w, 0, &c->it), 0);
+	for (int i = 0; i <= IOV_MAX; i++)
+		c->many[i] = (struct iovec){c->buf, 1};
+	for (size_t i = 0; i < sizeof(api_cases) / sizeof(api_cases[0]); i++) {
+		struct pmwal_iter *it = c->it; /* a row that opens one keeps this one */
+		int rc = api_cases[i].call(c);
+
+		if (c->it != it) {
+			pmwal_iter_close(c->it);
+			c->it = it;
+		}
+		cr_assert_eq(rc, api_cases[i].want, "%s: %d (%s), wanted %d: %s",
+			     api_cases[i].name, rc, pmwal_strerror(rc), api_cases[i].want,
+			     pmwal_errmsg(c->w));
+		if (api_cases[i].msg)
+			cr_assert(strstr(pmwal_errmsg(c->w), api_cases[i].msg),
+				  "%s: the message names no argument: %s", api_cases[i].name,
+				  pmwal_errmsg(c->w));
+	}
+	/* Nothing refused was appended: the log holds exactly what was accepted. */
+	cr_assert_eq(pmwal_sync(c->w), 0);
+	pmwal_iter_close(c->it);
+	cr_assert_eq(pmwal_close(c->ro), 0);
+	cr_assert_eq(pmwal_close(c->w), 0);
+	pmwal_sim_free(c->sim);
 }

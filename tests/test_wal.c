@@ -570,7 +570,7 @@ Test(wal, psync_fallback_and_fdatasync_mode_round_trip)
 			    PMWAL_OPEN_NO_URING | PMWAL_OPEN_FDATASYNC};
 
 	for (int m = 0; m < 3; m++) {
-		struct pmwal *w = open_log(PMWAL_OPEN_CREATE | modes[m], 2 << 20);
+		struct pmwal *w = open_log(PMWAL_OPEN_FORMAT | modes[m], 2 << 20);
 		uint8_t buf[5000];
 		struct pmwal_info info;
 
@@ -1068,4 +1068,270 @@ Test(wal, iterators_opened_beside_appenders_on_a_file_never_disturb_them, .timeo
 		free(path);
 		tu_rmdir(tmp);
 	}
+}
+
+/* ---- CREATE opens what is there; EXCL and FORMAT ---------------------------- */
+
+/* The media a log can be created on here: a file, a mapped file in /dev/shm,
+ * a fake PMR, a simulated medium. */
+enum { MED_FILE, MED_PMEM, MED_FAKEPMR, MED_SIM, MED_COUNT };
+static const char *const med_name[MED_COUNT] = {"file", "pmem", "fakepmr", "sim"};
+
+struct medium {
+	char target[512];
+	char path[512]; /* the file the log lives in ("" for sim) */
+	char *shm;
+	struct pmwal_sim *sim;
+};
+
+static void medium_setup(int k, struct medium *m)
+{
+	memset(m, 0, sizeof(*m));
+	switch (k) {
+	case MED_FILE:
+		snprintf(m->path, sizeof(m->path), "%s/m.log", dir);
+		snprintf(m->target, sizeof(m->target), "%s", m->path);
+		break;
+	case MED_PMEM:
+		m->shm = tu_mkdtemp_shm();
+		cr_assert_not_null(m->shm);
+		snprintf(m->path, sizeof(m->path), "%s/m.log", m->shm);
+		snprintf(m->target, sizeof(m->target), "pmem:%s", m->path);
+		break;
+	case MED_FAKEPMR:
+		snprintf(m->path, sizeof(m->path), "%s/m.pmr", dir);
+		snprintf(m->target, sizeof(m->target), "fakepmr:%s", m->path);
+		break;
+	default: {
+		struct pmwal_sim_options so = {.medium = PMWAL_SIM_PMEM, .size_bytes = 1 << 20};
+
+		cr_assert_eq(pmwal_sim_new(&so, &m->sim), 0);
+		snprintf(m->target, sizeof(m->target), "%s", pmwal_sim_target(m->sim));
+	}
+	}
+}
+
+static void medium_teardown(struct medium *m)
+{
+	if (m->path[0])
+		unlink(m->path);
+	if (m->shm)
+		tu_rmdir(m->shm); /* frees it */
+	pmwal_sim_free(m->sim);
+}
+
+static struct pmwal_options medium_opts(const struct medium *m, uint32_t flags,
+					uint64_t capacity)
+{
+	struct pmwal_options o = file_opts(flags | PMWAL_OPEN_BUFFERED_IO, capacity);
+
+	o.target = m->target;
+	return o;
+}
+
+static uint64_t log_id_of(struct pmwal *w)
+{
+	struct pmwal_info info;
+
+	cr_assert_eq(pmwal_stat(w, &info), 0);
+	return info.log_id;
+}
+
+/* The first record of the log at @w is "first", LSN 1. */
+static void assert_first_record(struct pmwal *w, const char *what)
+{
+	struct pmwal_iter *it;
+	const void *data;
+	size_t len;
+	uint64_t lsn;
+
+	cr_assert_eq(pmwal_iter_open(w, 0, &it), 0, "%s", what);
+	cr_assert_eq(pmwal_iter_next(it, &lsn, &data, &len), 1, "%s: the record is gone",
+		     what);
+	cr_assert_eq(lsn, 1, "%s", what);
+	cr_assert(len == 5 && !memcmp(data, "first", 5), "%s: another record", what);
+	pmwal_iter_close(it);
+}
+
+/* A program that opens its log with CREATE at every start keeps its records:
+ * the second start opens the log the first made. */
+Test(wal, create_twice_opens_the_log_the_first_create_made_on_every_medium)
+{
+	for (int k = 0; k < MED_COUNT; k++) {
+		struct medium m;
+		struct pmwal *w;
+		uint64_t lsn, id;
+
+		medium_setup(k, &m);
+		struct pmwal_options o = medium_opts(&m, PMWAL_OPEN_CREATE, 1 << 20);
+
+		cr_assert_eq(pmwal_open(&o, &w), 0, "%s: %s", med_name[k], errbuf);
+		cr_assert_eq(pmwal_append(w, "first", 5, &lsn), 0);
+		cr_assert_eq(lsn, 1);
+		cr_assert_eq(pmwal_durable_lsn(w), 1); /* acknowledged */
+		id = log_id_of(w);
+		cr_assert_eq(pmwal_close(w), 0);
+		for (int again = 0; again < 2; again++) {
+			/* The same options, then zero ones: "whatever exists". */
+			o = medium_opts(&m, PMWAL_OPEN_CREATE, again ? 0 : 1 << 20);
+			cr_assert_eq(pmwal_open(&o, &w), 0, "%s: %s", med_name[k], errbuf);
+			cr_assert_eq(log_id_of(w), id, "%s: CREATE made a new log", med_name[k]);
+			assert_first_record(w, med_name[k]);
+			cr_assert_eq(pmwal_append(w, "more", 4, &lsn), 0);
+			cr_assert_eq(lsn, 2 + (uint64_t)again, "%s", med_name[k]);
+			cr_assert_eq(pmwal_close(w), 0);
+		}
+		medium_teardown(&m);
+	}
+}
+
+Test(wal, excl_refuses_an_existing_log_on_every_medium)
+{
+	for (int k = 0; k < MED_COUNT; k++) {
+		struct medium m;
+		struct pmwal *w;
+
+		medium_setup(k, &m);
+		struct pmwal_options o =
+		    medium_opts(&m, PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL, 1 << 20);
+
+		cr_assert_eq(pmwal_open(&o, &w), 0, "%s: %s", med_name[k], errbuf);
+		cr_assert_eq(pmwal_append(w, "first", 5, NULL), 0);
+		uint64_t id = log_id_of(w);
+
+		cr_assert_eq(pmwal_close(w), 0);
+		cr_assert_eq(pmwal_open(&o, &w), -EEXIST, "%s: EXCL did not refuse (%s)",
+			     med_name[k], errbuf);
+		cr_assert_null(w);
+		cr_assert(strstr(errbuf, "already exists and holds a pmwal log"), "%s: %s",
+			  med_name[k], errbuf);
+		o = medium_opts(&m, 0, 0);
+		cr_assert_eq(pmwal_open(&o, &w), 0, "%s: %s", med_name[k], errbuf);
+		cr_assert_eq(log_id_of(w), id, "%s", med_name[k]);
+		assert_first_record(w, med_name[k]);
+		pmwal_close(w);
+		medium_teardown(&m);
+	}
+}
+
+Test(wal, format_replaces_a_log_and_refuses_other_data_unless_forced)
+{
+	for (int k = 0; k < MED_COUNT; k++) {
+		struct medium m;
+		struct pmwal *w;
+		uint64_t lsn;
+
+		medium_setup(k, &m);
+		struct pmwal_options o = medium_opts(&m, PMWAL_OPEN_CREATE, 1 << 20);
+
+		cr_assert_eq(pmwal_open(&o, &w), 0, "%s: %s", med_name[k], errbuf);
+		cr_assert_eq(pmwal_append(w, "first", 5, NULL), 0);
+		uint64_t id = log_id_of(w);
+
+		cr_assert_eq(pmwal_close(w), 0);
+		o = medium_opts(&m, PMWAL_OPEN_FORMAT, 1 << 20);
+		cr_assert_eq(pmwal_open(&o, &w), 0, "%s: %s", med_name[k], errbuf);
+		cr_assert_neq(log_id_of(w), id, "%s: FORMAT kept the log", med_name[k]);
+		cr_assert_eq(pmwal_append(w, "new", 3, &lsn), 0);
+		cr_assert_eq(lsn, 1, "%s", med_name[k]);
+		cr_assert_eq(pmwal_close(w), 0);
+
+		/* Data that is not a pmwal log: a user's text over both
+		 * superblock copies. */
+		static char precious[8192];
+
+		for (size_t i = 0; i < sizeof(precious); i++)
+			precious[i] = "precious user data\n"[i % 19];
+		if (m.sim) {
+			cr_assert_eq(pmwal_sim_overwrite(m.sim, 0, precious, sizeof(precious)), 0);
+		} else {
+			int fd = open(m.path, O_WRONLY);
+
+			cr_assert_geq(fd, 0);
+			cr_assert_eq(pwrite(fd, precious, sizeof(precious), 0),
+				     (ssize_t)sizeof(precious));
+			close(fd);
+		}
+		for (int f = 0; f < 3; f++) {
+			static const uint32_t flags[] = {PMWAL_OPEN_CREATE, PMWAL_OPEN_FORMAT,
+							 PMWAL_OPEN_FORMAT | PMWAL_OPEN_CREATE};
+
+			o = medium_opts(&m, flags[f], 1 << 20);
+			cr_assert_eq(pmwal_open(&o, &w), PMWAL_EFORMAT, "%s: %s", med_name[k],
+				     errbuf);
+			cr_assert(strstr(errbuf, "not a pmwal log"), "%s: %s", med_name[k],
+				  errbuf);
+		}
+		static char head[sizeof(precious)];
+
+		if (m.sim) {
+			memcpy(head, pmwal_sim_durable(m.sim), sizeof(head));
+		} else {
+			int fd = open(m.path, O_RDONLY);
+
+			cr_assert_eq(pread(fd, head, sizeof(head), 0), (ssize_t)sizeof(head));
+			close(fd);
+		}
+		cr_assert_eq(memcmp(head, precious, sizeof(head)), 0,
+			     "%s: a refused open wrote", med_name[k]);
+		o = medium_opts(&m, PMWAL_OPEN_FORMAT | PMWAL_OPEN_FORCE, 1 << 20);
+		cr_assert_eq(pmwal_open(&o, &w), 0, "%s: %s", med_name[k], errbuf);
+		pmwal_close(w);
+		medium_teardown(&m);
+	}
+}
+
+Test(wal, create_over_a_log_of_other_geometry_names_the_field_and_both_values)
+{
+	struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE | PMWAL_OPEN_BUFFERED_IO, 1 << 20);
+	struct pmwal *w;
+
+	o.record_bytes_max = 4096;
+	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", errbuf);
+	cr_assert_eq(pmwal_append(w, "first", 5, NULL), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+	o.capacity_bytes = 2 << 20;
+	cr_assert_eq(pmwal_open(&o, &w), PMWAL_EBADOPT);
+	cr_assert(strstr(errbuf, "options.capacity_bytes") && strstr(errbuf, "1048576") &&
+		      strstr(errbuf, "2097152"),
+		  "%s", errbuf);
+	o.capacity_bytes = 0;
+	o.record_bytes_max = 8192;
+	cr_assert_eq(pmwal_open(&o, &w), PMWAL_EBADOPT);
+	cr_assert(strstr(errbuf, "options.record_bytes_max") && strstr(errbuf, "4096") &&
+		      strstr(errbuf, "8192"),
+		  "%s", errbuf);
+	o.record_bytes_max = 0;
+	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", errbuf);
+	assert_first_record(w, "after the refusals");
+	pmwal_close(w);
+}
+
+/* Both superblock copies damaged: CREATE refuses as CORRUPT, writing nothing,
+ * so that salvage may still read the records. */
+Test(wal, create_over_a_damaged_log_is_refused_as_corrupt_and_writes_nothing)
+{
+	struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE | PMWAL_OPEN_BUFFERED_IO, 1 << 20);
+	struct pmwal *w;
+	static uint8_t before[1 << 20], after[1 << 20];
+
+	cr_assert_eq(pmwal_open(&o, &w), 0, "%s", errbuf);
+	cr_assert_eq(pmwal_append(w, "first", 5, NULL), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+	int fd = open(logpath, O_RDWR);
+
+	cr_assert_geq(fd, 0);
+	for (int copy = 0; copy < 2; copy++) { /* checksums broken, magic kept */
+		uint8_t b;
+
+		cr_assert_eq(pread(fd, &b, 1, copy * 4096 + 100), 1);
+		b ^= 0xff;
+		cr_assert_eq(pwrite(fd, &b, 1, copy * 4096 + 100), 1);
+	}
+	cr_assert_eq(pread(fd, before, sizeof(before), 0), (ssize_t)sizeof(before));
+	cr_assert_eq(pmwal_open(&o, &w), PMWAL_ECORRUPT, "%s", errbuf);
+	cr_assert(strstr(errbuf, "nothing was written"), "%s", errbuf);
+	cr_assert_eq(pread(fd, after, sizeof(after), 0), (ssize_t)sizeof(after));
+	close(fd);
+	cr_assert_eq(memcmp(before, after, sizeof(before)), 0, "CREATE wrote");
 }

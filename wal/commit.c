@@ -1178,16 +1178,58 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 
 /* ---- public append API -------------------------------------------------- */
 
-static int append_common(struct pmwal *w, const struct iovec *recs, int count,
-			 uint64_t *first, bool wait)
+/*
+ * The arguments of every append, checked before anything is staged: -EINVAL
+ * or PMWAL_ETOOBIG with a message naming the argument. @count is not bounded
+ * by IOV_MAX (the iovecs are records, not one writev's pieces): a batch is
+ * bounded by what one group holds (stage_add, PMWAL_ETOOBIG). With count
+ * below 2^31 and each record at most 1 GiB, the sum of the lengths fits in
+ * 64 bits. @fn names the caller's entry point.
+ */
+static int check_recs(struct pmwal *w, const char *fn, const struct iovec *recs, int count)
+{
+	if (!recs) {
+		wal_set_err(w, "%s: recs is NULL", fn);
+		return -EINVAL;
+	}
+	if (count < 1) {
+		wal_set_err(w, "%s: count %d; at least one record", fn, count);
+		return -EINVAL;
+	}
+	for (int i = 0; i < count; i++) {
+		if (recs[i].iov_len == 0) {
+			wal_set_err(w, "%s: record %d is empty (iov_len 0); a record is 1 .. "
+				       "%u bytes",
+				    fn, i, w->sb.record_bytes_max);
+			return -EINVAL;
+		}
+		if (!recs[i].iov_base) {
+			wal_set_err(w, "%s: record %d: iov_base is NULL with iov_len %zu", fn,
+				    i, recs[i].iov_len);
+			return -EINVAL;
+		}
+		if (recs[i].iov_len > w->sb.record_bytes_max) {
+			wal_set_err(w, "%s: %s: record %d of %zu bytes; this log's maximum is %u",
+				    fn, w->target, i, recs[i].iov_len, w->sb.record_bytes_max);
+			return PMWAL_ETOOBIG;
+		}
+	}
+	return 0;
+}
+
+static int append_common(struct pmwal *w, const char *fn, const struct iovec *recs,
+			 int count, uint64_t *first, bool wait)
 {
 	uint64_t lsn = 0;
 	int rc;
 
-	if (!w || !recs || count < 1)
+	if (!w)
 		return -EINVAL;
 	if (w->flags & PMWAL_OPEN_READONLY)
 		return PMWAL_EREADONLY;
+	rc = check_recs(w, fn, recs, count);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&w->mu);
 	if (wait && w->dg && !w->window_us) {
 		rc = append_direct(w, recs, count, &lsn);
@@ -1215,38 +1257,51 @@ int pmwal_append(struct pmwal *w, const void *data, size_t len, uint64_t *lsn_ou
 {
 	struct iovec iov = {(void *)data, len};
 
-	if (!data && len)
-		return -EINVAL;
-	return append_common(w, &iov, 1, lsn_out, w && w->policy == PMWAL_COMMIT_DURABLE);
+	return append_common(w, "pmwal_append", &iov, 1, lsn_out,
+			     w && w->policy == PMWAL_COMMIT_DURABLE);
 }
 
 int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count,
 		  uint64_t *first_lsn_out)
 {
-	return append_common(w, recs, count, first_lsn_out,
+	return append_common(w, "pmwal_appendv", recs, count, first_lsn_out,
 			     w && w->policy == PMWAL_COMMIT_DURABLE);
 }
+
+static int appendv_async(struct pmwal *w, const char *fn, const struct iovec *recs,
+			 int count, pmwal_durable_fn cb, void *arg, uint64_t *first_lsn_out);
 
 int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_durable_fn cb,
 		       void *arg, uint64_t *lsn_out)
 {
 	struct iovec iov = {(void *)data, len};
 
-	if (!data && len)
-		return -EINVAL;
-	return pmwal_appendv_async(w, &iov, 1, cb, arg, lsn_out);
+	return appendv_async(w, "pmwal_append_async", &iov, 1, cb, arg, lsn_out);
 }
 
 int pmwal_appendv_async(struct pmwal *w, const struct iovec *recs, int count,
 			pmwal_durable_fn cb, void *arg, uint64_t *first_lsn_out)
 {
+	return appendv_async(w, "pmwal_appendv_async", recs, count, cb, arg, first_lsn_out);
+}
+
+static int appendv_async(struct pmwal *w, const char *fn, const struct iovec *recs,
+			 int count, pmwal_durable_fn cb, void *arg, uint64_t *first_lsn_out)
+{
 	uint64_t lsn;
 	int rc;
 
-	if (!w || !cb || !recs || count < 1)
+	if (!w)
 		return -EINVAL;
 	if (w->flags & PMWAL_OPEN_READONLY)
 		return PMWAL_EREADONLY;
+	if (!cb) {
+		wal_set_err(w, "%s: cb is NULL; the callback is required", fn);
+		return -EINVAL;
+	}
+	rc = check_recs(w, fn, recs, count);
+	if (rc)
+		return rc;
 	/* Allocated before staging: a record is never staged unannounced. */
 	struct async_cb *c = malloc(sizeof(*c));
 

@@ -64,7 +64,9 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 	const uint32_t known = PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL | PMWAL_OPEN_READONLY |
 			       PMWAL_OPEN_SALVAGE | PMWAL_OPEN_BUFFERED_IO |
 			       PMWAL_OPEN_NO_URING | PMWAL_OPEN_FDATASYNC |
-			       PMWAL_OPEN_WAIT_LOCK | PMWAL_OPEN_BREAK_LOCK;
+			       PMWAL_OPEN_WAIT_LOCK | PMWAL_OPEN_BREAK_LOCK |
+			       PMWAL_OPEN_FORMAT | PMWAL_OPEN_FORCE;
+	const uint32_t makes = PMWAL_OPEN_CREATE | PMWAL_OPEN_FORMAT;
 
 	if (!opt) {
 		snprintf(err, errlen, "options: NULL");
@@ -89,8 +91,19 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 			 opt->flags & ~known);
 		return PMWAL_EBADOPT;
 	}
-	if ((opt->flags & PMWAL_OPEN_CREATE) && (opt->flags & PMWAL_OPEN_READONLY)) {
-		snprintf(err, errlen, "options.flags: CREATE and READONLY together");
+	if ((opt->flags & makes) && (opt->flags & PMWAL_OPEN_READONLY)) {
+		snprintf(err, errlen, "options.flags: %s and READONLY together",
+			 opt->flags & PMWAL_OPEN_FORMAT ? "FORMAT" : "CREATE");
+		return PMWAL_EBADOPT;
+	}
+	if ((opt->flags & PMWAL_OPEN_FORCE) && !(opt->flags & PMWAL_OPEN_FORMAT)) {
+		snprintf(err, errlen, "options.flags: FORCE without FORMAT (FORCE lets "
+				      "FORMAT overwrite data that is not a pmwal log)");
+		return PMWAL_EBADOPT;
+	}
+	if ((opt->flags & PMWAL_OPEN_EXCL) && (opt->flags & PMWAL_OPEN_FORMAT)) {
+		snprintf(err, errlen, "options.flags: EXCL and FORMAT together (EXCL refuses "
+				      "an existing log, FORMAT replaces it)");
 		return PMWAL_EBADOPT;
 	}
 	if ((opt->flags & (PMWAL_OPEN_WAIT_LOCK | PMWAL_OPEN_BREAK_LOCK)) &&
@@ -130,7 +143,7 @@ static int check_options(const struct pmwal_options *opt, char *err, size_t errl
 			 opt->record_bytes_max);
 		return PMWAL_EBADOPT;
 	}
-	if ((opt->flags & PMWAL_OPEN_CREATE) && opt->capacity_bytes &&
+	if ((opt->flags & makes) && opt->capacity_bytes &&
 	    opt->capacity_bytes <
 		WAL_RING_OFFSET + WAL_MIN_RING_BLOCKS * WAL_BLOCK_BYTES) {
 		snprintf(err, errlen,
@@ -278,6 +291,150 @@ static int format_log(struct pmwal *w, const struct pmwal_options *opt, char *er
 	if (rc)
 		snprintf(err, errlen, "writing the superblocks: %s", strerror(-rc));
 	return rc;
+}
+/*
+ * What a target holds before anything is written to it: the one rule behind
+ * PMWAL_OPEN_CREATE (format only where nothing is), PMWAL_OPEN_EXCL (refuse
+ * where anything is) and PMWAL_OPEN_FORMAT (replace a pmwal log, never other
+ * data unless forced). `pmwal create` decides by it too, through those flags.
+ * Nothing: no bytes, or a superblock area (bytes 0..8191) of zeros, as a
+ * new file, a blank device or an interrupted create leaves it. A log: a
+ * superblock the plain open accepts (@sb gets it). A damaged log: the
+ * superblock magic in either copy, but no copy a plain open accepts (@err
+ * says why, *@sb_rc is the plain open's error). Other: anything else.
+ */
+enum wal_holds { WAL_HOLDS_NOTHING, WAL_HOLDS_LOG, WAL_HOLDS_DAMAGED_LOG, WAL_HOLDS_OTHER };
+
+static int target_holds(struct wal_dev *dev, struct wal_sb *sb, enum wal_holds *holds,
+			int *sb_rc, char *err, size_t errlen)
+{
+	uint8_t *buf;
+	bool zero = true, magic;
+	int rc;
+
+	*sb_rc = 0;
+	if (dev->size_bytes == 0) {
+		*holds = WAL_HOLDS_NOTHING;
+		return 0;
+	}
+	if (dev->size_bytes < WAL_RING_OFFSET) {
+		*holds = WAL_HOLDS_OTHER; /* too small to be read whole; never a log */
+		return 0;
+	}
+	buf = wal_alloc_io(WAL_RING_OFFSET);
+	if (!buf)
+		return -ENOMEM;
+	rc = dev->ops->read(dev, buf, WAL_RING_OFFSET, 0);
+	if (rc) {
+		snprintf(err, errlen, "reading the superblocks: %s", strerror(-rc));
+		free(buf);
+		return rc;
+	}
+	for (size_t i = 0; i < WAL_RING_OFFSET && zero; i++)
+		zero = buf[i] == 0;
+	magic = wal_get64(buf + 8) == WAL_SB_MAGIC ||
+		wal_get64(buf + WAL_SB_BYTES + 8) == WAL_SB_MAGIC;
+	free(buf);
+	if (zero) {
+		*holds = WAL_HOLDS_NOTHING;
+		return 0;
+	}
+	if (!magic) {
+		*holds = WAL_HOLDS_OTHER;
+		return 0;
+	}
+	*sb_rc = wal_read_sb(dev, sb, err, errlen);
+	if (*sb_rc == -ENOMEM)
+		return -ENOMEM;
+	*holds = *sb_rc ? WAL_HOLDS_DAMAGED_LOG : WAL_HOLDS_LOG;
+	return 0;
+}
+
+/*
+ * PMWAL_OPEN_CREATE found a log: zero options take what it is, others must
+ * match it (a log is never reshaped or replaced by CREATE).
+ */
+static int check_geometry(struct pmwal *w, const struct pmwal_options *opt, char *err,
+			  size_t errlen)
+{
+	uint64_t have = WAL_RING_OFFSET + w->sb.capacity_blocks * WAL_BLOCK_BYTES;
+	uint64_t ask = opt->capacity_bytes / WAL_BLOCK_BYTES * WAL_BLOCK_BYTES;
+
+	if (ask && ask != have) {
+		snprintf(err, errlen,
+			 "%s: options.capacity_bytes: the existing log (id %016llx) has "
+			 "%llu bytes, %llu were asked; open it with 0 (whatever exists), "
+			 "or replace it with PMWAL_OPEN_FORMAT",
+			 w->target, (unsigned long long)w->sb.log_id,
+			 (unsigned long long)have, (unsigned long long)ask);
+		return PMWAL_EBADOPT;
+	}
+	if (opt->record_bytes_max && opt->record_bytes_max != w->sb.record_bytes_max) {
+		snprintf(err, errlen,
+			 "%s: options.record_bytes_max: the existing log (id %016llx) has "
+			 "%u, %u was asked; open it with 0 (whatever exists), or replace "
+			 "it with PMWAL_OPEN_FORMAT",
+			 w->target, (unsigned long long)w->sb.log_id,
+			 w->sb.record_bytes_max, opt->record_bytes_max);
+		return PMWAL_EBADOPT;
+	}
+	return 0;
+}
+
+/*
+ * CREATE, EXCL and FORMAT (pmwal.h): format the target, take the log it
+ * holds (w->sb read), or refuse, writing nothing.
+ * @file_existed: EXCL found the file there before opening it.
+ */
+static int create_or_take(struct pmwal *w, const struct pmwal_options *opt,
+			  bool file_existed, char *err, size_t errlen)
+{
+	bool format = opt->flags & PMWAL_OPEN_FORMAT;
+	bool excl = opt->flags & PMWAL_OPEN_EXCL;
+	bool force = opt->flags & PMWAL_OPEN_FORCE;
+	enum wal_holds holds;
+	char why[400] = "";
+	int sb_rc, rc;
+
+	rc = target_holds(w->dev, &w->sb, &holds, &sb_rc, why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", w->target, why[0] ? why : strerror(-rc));
+		return rc;
+	}
+	if (excl && (file_existed || holds != WAL_HOLDS_NOTHING)) {
+		snprintf(err, errlen, "%s: already exists and holds %s", w->target,
+			 holds == WAL_HOLDS_LOG		  ? "a pmwal log"
+			 : holds == WAL_HOLDS_DAMAGED_LOG ? "a damaged pmwal log"
+			 : holds == WAL_HOLDS_OTHER	  ? "data that is not a pmwal log"
+							  : "no pmwal log (a superblock area of "
+							    "zeros, as an interrupted create "
+							    "leaves)");
+		return -EEXIST;
+	}
+	if (holds == WAL_HOLDS_NOTHING || (format && holds != WAL_HOLDS_OTHER) ||
+	    (format && force)) {
+		return format_log(w, opt, err, errlen);
+	}
+	if (holds == WAL_HOLDS_OTHER) {
+		snprintf(err, errlen,
+			 "%s: holds data that is not a pmwal log; nothing was written "
+			 "(PMWAL_OPEN_FORMAT with PMWAL_OPEN_FORCE, `pmwal create --force`, "
+			 "overwrites it)",
+			 w->target);
+		return PMWAL_EFORMAT;
+	}
+	if (holds == WAL_HOLDS_DAMAGED_LOG) {
+		/* Never formatted over by CREATE: the records may be salvaged. */
+		snprintf(err, errlen,
+			 "%s: %s; nothing was written (CREATE formats only a target that "
+			 "holds nothing: inspect it with `pmwal verify`, salvage it, or "
+			 "replace it with PMWAL_OPEN_FORMAT)",
+			 w->target, why);
+		return sb_rc == PMWAL_EFORMAT && !strstr(why, "format version")
+			   ? PMWAL_ECORRUPT
+			   : sb_rc;
+	}
+	return check_geometry(w, opt, err, errlen);
 }
 /* ---- release ------------------------------------------------------------ */
 
@@ -448,6 +605,15 @@ static const char *verdict_name(int v)
 				      : "corrupt";
 }
 
+/* The superblock, as a salvaging open reads it where it must (w->sb_note). */
+static int read_sb(struct pmwal *w, char *err, size_t errlen)
+{
+	if (!(w->flags & PMWAL_OPEN_SALVAGE))
+		return wal_read_sb(w->dev, &w->sb, err, errlen);
+	return wal_read_sb_salvage(w->dev, &w->sb, w->sb_note, sizeof(w->sb_note),
+				   &w->sb_bad_offset, err, errlen);
+}
+
 /* Recovery at open: scan, decide, and (writable) bump the epoch. */
 static int recover(struct pmwal *w, char *err, size_t errlen)
 {
@@ -484,7 +650,7 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	if (rc)
 		return rc;
 	if (writer) {
-		rc = wal_read_sb(w->dev, &w->sb, err, errlen); /* as that writer left it */
+		rc = read_sb(w, err, errlen); /* as that writer left it */
 		if (rc)
 			return rc;
 		if (w->sb.epoch >= w->own_epoch) {
@@ -524,6 +690,20 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: recovery read failed: %s", w->target,
 			 strerror(-rc));
 		return rc;
+	}
+	if (w->sb_note[0]) {
+		/* Salvage read past a superblock copy of another log: the log is
+		 * damaged there, whatever its blocks say. */
+		char scan[sizeof(w->report.detail)];
+
+		snprintf(scan, sizeof(scan), "%s", w->report.detail);
+		if (w->report.verdict != PMWAL_CORRUPT) {
+			w->report.verdict = PMWAL_CORRUPT;
+			w->report.corrupt_lsn = w->sb.head_lsn;
+			w->report.corrupt_offset = w->sb_bad_offset;
+		}
+		snprintf(w->report.detail, sizeof(w->report.detail), "%s; %s", w->sb_note,
+			 scan);
 	}
 	if (w->report.verdict == PMWAL_CORRUPT && !salvage) {
 		snprintf(err, errlen,
@@ -591,7 +771,8 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 }
 
 static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
-		       const int lock_fd[WAL_LOCK_FDS], long broken_from, struct pmwal **out)
+		       const int lock_fd[WAL_LOCK_FDS], long broken_from, bool file_existed,
+		       struct pmwal **out)
 {
 	char err[512] = "";
 	struct pmwal *w = calloc(1, sizeof(*w));
@@ -655,12 +836,12 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 		rc = PMWAL_ENOTDURABLE;
 		goto fail;
 	}
-	if (opt->flags & PMWAL_OPEN_CREATE) {
-		rc = format_log(w, opt, err, sizeof(err));
+	if (opt->flags & (PMWAL_OPEN_CREATE | PMWAL_OPEN_FORMAT)) {
+		rc = create_or_take(w, opt, file_existed, err, sizeof(err));
 		if (rc)
 			goto fail;
 	} else {
-		rc = wal_read_sb(dev, &w->sb, err, sizeof(err));
+		rc = read_sb(w, err, sizeof(err));
 		long pid = 0;
 
 		/* No superblock yet while another writer holds the log: it is
@@ -709,7 +890,7 @@ int wal_open_dev(const struct pmwal_options *opt, struct wal_dev *dev, struct pm
 	_Static_assert(WAL_LOCK_FDS == 8, "one -1 for each lock descriptor");
 	static const int none[WAL_LOCK_FDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
 
-	return open_locked(opt, dev, none, 0, out);
+	return open_locked(opt, dev, none, 0, false, out);
 }
 
 int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
@@ -718,8 +899,10 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	struct wal_dev *dev;
 	int rc;
 
-	if (!out)
+	if (!out) {
+		open_err(opt, "pmwal_open: out is NULL");
 		return -EINVAL;
+	}
 	*out = NULL;
 	rc = check_options(opt, err, sizeof(err));
 	if (rc) {
@@ -728,7 +911,6 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	}
 	struct wal_dev_params p = {
 	    .target = opt->target,
-	    .create_excl = opt->flags & PMWAL_OPEN_EXCL,
 	    .readonly = opt->flags & PMWAL_OPEN_READONLY,
 	    .buffered_io = opt->flags & PMWAL_OPEN_BUFFERED_IO,
 	    .no_uring = opt->flags & PMWAL_OPEN_NO_URING,
@@ -736,24 +918,57 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 	    .queue_depth = opt->queue_depth,
 	    .commit_lanes = inflight_wanted(opt),
 	};
-	if (opt->flags & PMWAL_OPEN_CREATE) {
+	bool file_existed = false;
+
+	if (opt->flags & (PMWAL_OPEN_CREATE | PMWAL_OPEN_FORMAT)) {
 		struct pmwal_target t;
 		struct stat st;
 
 		(void)pmwal_target_parse(opt->target, &t); /* malformed: wal_dev_open says so */
+		bool there = t.has_file && stat(t.path, &st) == 0;
 		/* A device node (a block device, device DAX) or a PMR has a size of
-		 * its own; a file, even one under /dev (/dev/shm), needs one. */
-		bool node = stat(t.path, &st) == 0 && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode));
+		 * its own; a file, even one under /dev (/dev/shm), needs one where
+		 * it is made, or is empty. */
+		bool node = there && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode));
+		bool file = there && S_ISREG(st.st_mode);
+		bool to_make = t.has_file && !node && (!there || (file && st.st_size == 0));
 
-		if (!opt->capacity_bytes && !node && t.kind != PMWAL_TARGET_PMR) {
+		if (!opt->capacity_bytes && to_make) {
 			open_err(
 			    opt,
 			    "options.capacity_bytes: required to create a log in a file");
 			return PMWAL_EBADOPT;
 		}
-		p.create_bytes = opt->capacity_bytes / WAL_BLOCK_BYTES * WAL_BLOCK_BYTES;
+		/* EXCL: a file that is not there is made with O_EXCL; one that
+		 * is, and any other medium, is refused by what it holds. */
+		p.create_excl = (opt->flags & PMWAL_OPEN_EXCL) && t.has_file && !there;
+		file_existed = (opt->flags & PMWAL_OPEN_EXCL) && file;
+		if (file_existed && st.st_size == 0) {
+			snprintf(err, sizeof(err),
+				 "%s: already exists (an empty file)",
+				 opt->target);
+			open_err(opt, err);
+			return -EEXIST;
+		}
+		/* CREATE does not grow a file that may hold a log (it may find
+		 * one there); FORMAT and a new or empty file are made whole. */
+		if ((opt->flags & PMWAL_OPEN_FORMAT) || !file || st.st_size == 0)
+			p.create_bytes =
+			    opt->capacity_bytes / WAL_BLOCK_BYTES * WAL_BLOCK_BYTES;
 	}
 	rc = wal_dev_open(&p, &dev, err, sizeof(err));
+	if (rc && file_existed && (rc <= PMWAL_ECORRUPT || rc == -EINVAL)) {
+		/* EXCL on a file that is there, and cannot even be opened as one:
+		 * what it holds is no log (a fake PMR file too small, a file of
+		 * another kind). */
+		char why[sizeof(err)];
+
+		snprintf(why, sizeof(why), "%s", err[0] ? err : pmwal_strerror(rc));
+		snprintf(err, sizeof(err),
+			 "%s; it already exists and holds data that is not a pmwal log",
+			 why);
+		rc = -EEXIST;
+	}
 	if (rc) {
 		open_err(opt, err[0] ? err : pmwal_strerror(rc));
 		return rc;
@@ -799,7 +1014,7 @@ int pmwal_open(const struct pmwal_options *opt, struct pmwal **out)
 			return rc;
 		}
 	}
-	return open_locked(opt, dev, lock_fd, broken_from, out);
+	return open_locked(opt, dev, lock_fd, broken_from, file_existed, out);
 }
 
 /*
@@ -910,7 +1125,8 @@ int pmwal_verify(const struct pmwal_options *opt, struct pmwal_report *rep)
 		return -EINVAL;
 	o = *opt;
 	o.flags =
-	    (o.flags | PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE) & ~PMWAL_OPEN_CREATE;
+	    (o.flags | PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE) &
+	    ~(PMWAL_OPEN_CREATE | PMWAL_OPEN_EXCL | PMWAL_OPEN_FORMAT | PMWAL_OPEN_FORCE);
 	rc = pmwal_open(&o, &w);
 	if (rc)
 		return rc;

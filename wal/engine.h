@@ -25,6 +25,16 @@ struct wal_tail {
 int wal_read_sb(struct wal_dev *dev, struct wal_sb *sb, char *err, size_t errlen);
 
 /*
+ * As wal_read_sb(), for a salvaging open: where the two copies name two logs
+ * (one written over by another log's superblock), the copy whose log id the
+ * ring's blocks carry is used, and @note (never empty then) says which and
+ * why, with *@bad_offset the byte offset of the copy passed over. Otherwise
+ * @note is "" and the result is wal_read_sb()'s.
+ */
+int wal_read_sb_salvage(struct wal_dev *dev, struct wal_sb *sb, char *note, size_t notelen,
+			uint64_t *bad_offset, char *err, size_t errlen);
+
+/*
  * Recovery's scan (format.c has the decision table). Reads only, writes
  * nothing. Fills @rep and @tail. Returns 0 (whatever the verdict) or -errno
  * for an I/O error.
@@ -113,6 +123,10 @@ struct pmwal {
 	pthread_mutex_t lock_mu;   /* wal_retake_lock */
 	uint64_t lock_tried_ms;
 	struct wal_sb sb; /* as last written; head fields under mu */
+	/* Salvage chose a superblock copy by the blocks (wal_read_sb_salvage):
+	 * what it says, and the offset of the copy passed over. */
+	char sb_note[200];
+	uint64_t sb_bad_offset;
 	bool sb_same;	  /* both copies on the medium are sb (after a write_sb) */
 	struct pmwal_report report;
 	uint32_t flags;

@@ -48,7 +48,11 @@
  *   true: both valid -> the higher sb_seq; one valid -> that one (the
  *   damaged one's update never completed, or the other holds the same);
  *   two valid copies of different logs, or with one sb_seq but other
- *   contents -> CORRUPT, never a guess. A copy whose magic and checksum
+ *   contents -> CORRUPT, never a guess. Salvage (PMWAL_OPEN_SALVAGE)
+ *   reads past two logs' copies by the ring: the copy whose log_id the
+ *   blocks from its head_seq carry (checksum valid, up to 16 blocks) is
+ *   used, the newer create_time_ns where blocks of both are there, none
+ *   where neither's are; the report stays CORRUPT, naming the other copy. A copy whose magic and checksum
  *   hold but whose format_version is not 2 was written on purpose by
  *   another pmwal or tool, not torn: the log is refused by that version
  *   (EFORMAT), whatever the other copy holds, never read past it by
@@ -332,8 +336,9 @@ int wal_sb_pick(const uint8_t copies[WAL_SB_COPIES * WAL_SB_BYTES], struct wal_s
 		if (a.log_id != b.log_id) {
 			snprintf(why, whylen,
 				 "the superblock copies name two logs (id %016llx at offset "
-				 "0, %016llx at 4096): one was written over; restore the "
-				 "right copy or recreate the log",
+				 "0, %016llx at 4096): one was written over; salvage "
+				 "(--salvage) reads the records by the copy their blocks "
+				 "name, and a salvaging writer rewrites both",
 				 (unsigned long long)a.log_id, (unsigned long long)b.log_id);
 			return PMWAL_ECORRUPT;
 		}

@@ -331,6 +331,10 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
 {
 	if (!it)
 		return -EINVAL;
+	if (!lsn || !data || !len) {
+		wal_set_err(it->w, "pmwal_iter_next: %s is NULL", !lsn ? "lsn" : !data ? "data" : "len");
+		return -EINVAL;
+	}
 	for (;;) {
 		int rc = iter_next_raw(it, lsn, data, len);
 
@@ -444,6 +448,11 @@ int pmwal_iter_wait(struct pmwal_iter *it, int timeout_ms)
 {
 	if (!it)
 		return -EINVAL;
+	if (timeout_ms < -1) {
+		wal_set_err(it->w, "pmwal_iter_wait: timeout_ms %d; -1 (no limit) or more",
+			    timeout_ms);
+		return -EINVAL;
+	}
 	struct pmwal *w = it->w;
 	bool follower = w->flags & PMWAL_OPEN_READONLY;
 	uint64_t t0 = mono_ms();

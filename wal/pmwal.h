@@ -87,8 +87,30 @@ enum pmwal_commit_policy {
 
 /* pmwal_options.flags */
 enum pmwal_open_flags {
-	PMWAL_OPEN_CREATE = 1u << 0,   /* create (format) a new log */
-	PMWAL_OPEN_EXCL = 1u << 1,     /* with CREATE: fail if the file exists */
+	/*
+	 * Create the log if there is none, else open the one there (as
+	 * open(2)'s O_CREAT, LMDB's MDB_CREATE, RocksDB's create_if_missing).
+	 * "None" is a missing file (made, capacity_bytes long), an empty one,
+	 * or a file, device, region or simulated medium whose superblock area
+	 * (bytes 0..8191) is all zero (new, blank, or an interrupted create).
+	 * A log found is opened and recovered as without CREATE; non-zero
+	 * capacity_bytes and record_bytes_max must match it (0: whatever it
+	 * is), or the open fails PMWAL_EBADOPT naming the field, the log's value
+	 * and the value asked. Anything else is refused and nothing written:
+	 * data that is not a pmwal log PMWAL_EFORMAT; a pmwal log whose
+	 * superblocks cannot be read (both damaged, two logs' copies)
+	 * PMWAL_ECORRUPT, as a plain open, so that salvage can still read it; a
+	 * log of another format version PMWAL_EFORMAT. An existing file is
+	 * never grown or shrunk by CREATE.
+	 */
+	PMWAL_OPEN_CREATE = 1u << 0,
+	/*
+	 * With CREATE: fail -EEXIST unless a new log is made: where the file
+	 * exists (even empty; a missing one is made with O_EXCL), or the
+	 * device, region or simulated medium holds anything (a pmwal log,
+	 * damaged or not, or other data: its superblock area is not zero).
+	 */
+	PMWAL_OPEN_EXCL = 1u << 1,
 	PMWAL_OPEN_READONLY = 1u << 2, /* no writes at all, not even recovery's */
 	PMWAL_OPEN_SALVAGE = 1u << 3,  /* skip corruption instead of failing; reported */
 	PMWAL_OPEN_BUFFERED_IO = 1u << 4, /* no O_DIRECT (page cache + fdatasync) */
@@ -122,6 +144,19 @@ enum pmwal_open_flags {
 	 * this handle takes the lock at its next group write.
 	 */
 	PMWAL_OPEN_BREAK_LOCK = 1u << 8,
+	/*
+	 * Format a new log (a new log id, LSNs from 1), replacing whatever
+	 * pmwal log the target holds, valid or damaged, of any format version:
+	 * its records are gone. A missing file is made as with CREATE, and an
+	 * existing one grown to capacity_bytes (0: its size). Refused
+	 * (PMWAL_EFORMAT, nothing written) where the target holds data that is
+	 * not a pmwal log, unless PMWAL_OPEN_FORCE is set too. Not with EXCL
+	 * or READONLY; CREATE beside it changes nothing.
+	 */
+	PMWAL_OPEN_FORMAT = 1u << 9,
+	/* With FORMAT: overwrite even data that is not a pmwal log (a user's
+	 * file, a filesystem): `pmwal create --force`. */
+	PMWAL_OPEN_FORCE = 1u << 10,
 };
 
 /*
@@ -222,15 +257,21 @@ struct pmwal;
 struct pmwal_iter;
 
 /*
- * Open (or with PMWAL_OPEN_CREATE, create) the log described by @opt.
+ * Open the log described by @opt; with PMWAL_OPEN_CREATE, create it first
+ * if the target holds none; with PMWAL_OPEN_FORMAT, replace what it holds
+ * (enum pmwal_open_flags says exactly when each writes).
  * On open, recovery runs: *@out gets a handle only if the verdict is CLEAN or
  * TORN_TAIL (the unacknowledged tail is cut off and will be overwritten), or
  * with PMWAL_OPEN_SALVAGE set. pmwal_recovery_report() returns the details.
  *
- * @opt: in; not kept after return (target is copied).
- * @out: out; the handle, or NULL on failure.
- * Returns 0, or PMWAL_EBADOPT, PMWAL_EFORMAT, PMWAL_ECORRUPT (strict mode,
- * damage to durable data: nothing was changed on the medium),
+ * @opt: in; not kept after return (target is copied). NULL: PMWAL_EBADOPT.
+ * @out: out; the handle, or NULL on failure. NULL: -EINVAL.
+ * Returns 0, or PMWAL_EBADOPT (also: CREATE found a log of another
+ * capacity_bytes or record_bytes_max), PMWAL_EFORMAT (not a pmwal log; with
+ * CREATE or FORMAT without FORCE: data that is not a log, left as it was),
+ * PMWAL_ECORRUPT (strict mode,
+ * damage to durable data: nothing was changed on the medium), -EEXIST
+ * (EXCL: a log, a file or data is there already),
  * PMWAL_EUNSUPPORTED (io_uring or O_DIRECT refused; the message says what to
  * do), PMWAL_ENOTDURABLE, -EBUSY (another process or handle has the log
  * open for writing: the message names its pid), or -errno (ENOENT, EACCES,
@@ -258,8 +299,10 @@ int pmwal_close(struct pmwal *w);
  * With PMWAL_COMMIT_DURABLE it returns once the record is durable; with
  * PMWAL_COMMIT_BUFFERED once it is staged. Concurrent callers are gathered into
  * group writes by one leader (group commit).
- * Returns 0, PMWAL_ETOOBIG, PMWAL_EFULL (nothing overwritten; release
- * records), PMWAL_EFAILED (sticky), PMWAL_EREADONLY, or -EINVAL (len 0).
+ * Returns 0, PMWAL_ETOOBIG (len above record_bytes_max), PMWAL_EFULL
+ * (nothing overwritten; release records), PMWAL_EFAILED (sticky),
+ * PMWAL_EREADONLY, or -EINVAL: @w NULL, len 0, or @data NULL (with len > 0);
+ * pmwal_errmsg() names the argument.
  */
 int pmwal_append(struct pmwal *w, const void *data, size_t len, uint64_t *lsn_out);
 
@@ -267,7 +310,11 @@ int pmwal_append(struct pmwal *w, const void *data, size_t len, uint64_t *lsn_ou
  * Append @count records at once, one per iovec, with consecutive LSNs; they
  * go to the medium in one group. @first_lsn_out gets the first LSN.
  * All or nothing: on failure none of them was appended.
- * Returns as pmwal_append(), and -EINVAL for count < 1 or an empty iovec.
+ * Returns as pmwal_append(), and -EINVAL for @recs NULL, @count < 1, a
+ * record with iov_len 0, or iov_base NULL (pmwal_errmsg() names the
+ * argument and the record's index); PMWAL_ETOOBIG for a record above
+ * record_bytes_max, or a batch larger than one group write holds. @count is
+ * not limited by IOV_MAX; the lengths' sum cannot overflow.
  */
 int pmwal_appendv(struct pmwal *w, const struct iovec *recs, int count,
 		  uint64_t *first_lsn_out);
@@ -286,8 +333,8 @@ typedef void (*pmwal_durable_fn)(void *arg, uint64_t lsn, int status);
 
 /*
  * Append one record without waiting; @cb runs once it is durable. Whatever
- * the commit policy, the call returns after staging. Returns as pmwal_append()
- * (on failure @cb is never called).
+ * the commit policy, the call returns after staging. Returns as pmwal_append(),
+ * and -EINVAL for @cb NULL (on failure @cb is never called).
  */
 int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_durable_fn cb,
 		       void *arg, uint64_t *lsn_out);
@@ -296,14 +343,16 @@ int pmwal_append_async(struct pmwal *w, const void *data, size_t len, pmwal_dura
  * Append @count records (one per iovec, consecutive LSNs) without waiting;
  * all or nothing, as pmwal_appendv(). @cb runs once, with the last record's
  * LSN, when every one of them is durable (or, status < 0, can never be).
- * @first_lsn_out gets the first LSN. Returns as pmwal_appendv().
+ * @first_lsn_out gets the first LSN. Returns as pmwal_appendv(), and -EINVAL
+ * for @cb NULL.
  */
 int pmwal_appendv_async(struct pmwal *w, const struct iovec *recs, int count,
 			pmwal_durable_fn cb, void *arg, uint64_t *first_lsn_out);
 
 /*
  * Wait until every record up to @lsn is durable, writing staged records if
- * needed. Returns 0, PMWAL_ERANGE (@lsn never appended), PMWAL_EFAILED.
+ * needed. Returns 0, PMWAL_ERANGE (@lsn never appended), PMWAL_EFAILED, or
+ * -EINVAL (@w NULL).
  */
 int pmwal_wait(struct pmwal *w, uint64_t lsn);
 
@@ -318,7 +367,8 @@ uint64_t pmwal_durable_lsn(struct pmwal *w);
  * them): their blocks may be overwritten. The new head is made durable before
  * returning. Releasing below the current head is a no-op.
  * Returns 0, PMWAL_ERANGE (@lsn beyond durable_lsn + 1), PMWAL_EFAILED,
- * PMWAL_EREADONLY, or -errno from the superblock write. PMWAL_ECORRUPT or
+ * PMWAL_EREADONLY, -EINVAL (@w NULL), or -errno from the superblock write.
+ * PMWAL_ECORRUPT or
  * -EIO: finding @lsn read back damaged durable blocks (a write the device
  * acknowledged but lost); the handle has failed stop (nothing more is
  * acknowledged) and the superblock records how far the log was durable, so
@@ -330,7 +380,8 @@ int pmwal_release(struct pmwal *w, uint64_t lsn);
  * An iterator over durable records in LSN order, from @from_lsn (0 = the
  * head). It follows the log: when it reaches the end, pmwal_iter_next()
  * returns 0, and a later call returns records made durable since.
- * Returns 0, PMWAL_ERANGE (@from_lsn released or beyond next_lsn), -ENOMEM.
+ * Returns 0, PMWAL_ERANGE (@from_lsn released or beyond next_lsn), -ENOMEM,
+ * or -EINVAL (@w or @out NULL).
  */
 int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out);
 
@@ -338,7 +389,8 @@ int pmwal_iter_open(struct pmwal *w, uint64_t from_lsn, struct pmwal_iter **out)
  * Next record: 1 and *@lsn, *@data, *@len set (the data stays valid until the
  * next call on this iterator); 0 at the durable end; or < 0: PMWAL_ECORRUPT
  * (a block changed under the reader), PMWAL_ERANGE (the reader fell behind a
- * pmwal_release() and its records were overwritten), -EIO. On a handle
+ * pmwal_release() and its records were overwritten), -EIO, -EINVAL (@it,
+ * @lsn, @data or @len NULL; pmwal_errmsg() names it). On a handle
  * opened with PMWAL_OPEN_SALVAGE, damage is skipped instead: iteration goes
  * on with the next group that starts with a valid block, and the records lost
  * with the damage show as a gap in the LSNs returned.
@@ -350,7 +402,7 @@ int pmwal_iter_next(struct pmwal_iter *it, uint64_t *lsn, const void **data, siz
  * durable since, or an error), or @timeout_ms pass (-1: no limit, 0: just
  * look). Returns 1 (call pmwal_iter_next(); it may still return 0 when what
  * woke the wait holds no record past the iterator), 0 on timeout, or
- * -EINVAL. No core spins meanwhile.
+ * -EINVAL (@it NULL, @timeout_ms below -1). No core spins meanwhile.
  *
  * Following a log another process writes (docs/followers.md): open it with
  * PMWAL_OPEN_READONLY, then loop pmwal_iter_next() and, at 0,
@@ -370,7 +422,7 @@ int pmwal_iter_wait(struct pmwal_iter *it, int timeout_ms);
 /* Free an iterator. Accepts NULL. */
 void pmwal_iter_close(struct pmwal_iter *it);
 
-/* Fill @info. Returns 0. */
+/* Fill @info. Returns 0, or -EINVAL (@w or @info NULL). */
 int pmwal_stat(struct pmwal *w, struct pmwal_info *info);
 
 /*
@@ -394,7 +446,7 @@ const struct pmwal_report *pmwal_recovery_report(struct pmwal *w);
  * Scan the log at @opt->target read-only (nothing is written, not even the
  * recovery epoch) and fill @rep. A corrupt log is a successful scan with
  * verdict PMWAL_CORRUPT. Returns 0, or as pmwal_open() when the target cannot
- * be read or is not a pmwal log.
+ * be read or is not a pmwal log, and -EINVAL for @opt or @rep NULL.
  */
 int pmwal_verify(const struct pmwal_options *opt, struct pmwal_report *rep);
 
@@ -439,7 +491,8 @@ struct pmwal_target {
  * Returns 0, or PMWAL_EBADOPT for a NULL or empty @spec, no path after a
  * prefix (pmem:, file:, fakepmr:,wbm=1, pmr:,enable), or a path of
  * PMWAL_TARGET_PATH_MAX bytes or more: pmwal_open() refuses all of these
- * (sim: with no name is its to refuse: no medium has that name). Even then @out->kind and @out->rest
+ * (sim: with no name is its to refuse: no medium has that name), or -EINVAL
+ * for @out NULL. Even then @out->kind and @out->rest
  * say what the prefix named (kind PMWAL_TARGET_FILE and rest "" for a NULL
  * @spec), so that a caller can say what is wrong with it.
  */
@@ -450,8 +503,8 @@ int pmwal_target_parse(const char *spec, struct pmwal_target *out);
  * PATH[,opts], file:PATH, PATH, /dev/daxX.Y all name one), so that a tool can
  * look at it before formatting it. Returns 1 and the path in @buf, 0 for a
  * target that lives in no file (pmr:BDF, sim:NAME), PMWAL_EBADOPT for a
- * malformed target (as pmwal_target_parse()), or -ENAMETOOLONG when @len is
- * too small.
+ * malformed target (as pmwal_target_parse()), -EINVAL for @buf NULL, or
+ * -ENAMETOOLONG when @len is too small.
  */
 int pmwal_target_path(const char *target, char *buf, size_t len);
 
@@ -506,6 +559,10 @@ const char *pmwal_version(void);
  *
  * Thread safety: every call may come from any thread; one mutex per medium
  * orders them against the engine's device calls.
+ *
+ * A NULL @sim is refused, never followed: functions returning int return
+ * -EINVAL (pmwal_sim_crashed() 0), counts are 0, pointers NULL, and the void
+ * ones do nothing.
  */
 
 /* What a simulated medium models. */

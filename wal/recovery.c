@@ -559,6 +559,80 @@ out:
 	return rc;
 }
 
+#define WAL_SB_PROBE_BLOCKS 16u /* blocks from a copy's head that vouch for it */
+
+/* How many of the blocks from @c's head (up to WAL_SB_PROBE_BLOCKS, the
+ * ring's slots in order) carry @c's log id under a valid checksum. */
+static int blocks_for_copy(struct wal_dev *dev, const struct wal_sb *c, uint8_t *block,
+			   uint32_t *count)
+{
+	*count = 0;
+	if (c->capacity_blocks > (dev->size_bytes - WAL_RING_OFFSET) / WAL_BLOCK_BYTES)
+		return 0; /* another medium's geometry: none of its blocks are here */
+	for (uint64_t k = 0; k < WAL_SB_PROBE_BLOCKS && k < c->capacity_blocks; k++) {
+		uint64_t slot = (c->head_seq + k) % c->capacity_blocks;
+		int rc = dev->ops->read(dev, block, WAL_BLOCK_BYTES, wal_slot_offset(slot));
+
+		if (rc)
+			return rc;
+		if (wal_get64(block) == wal_block_checksum(block, slot) &&
+		    wal_get64(block + WAL_BLK_LOG_ID) == c->log_id)
+			(*count)++;
+	}
+	return 0;
+}
+
+int wal_read_sb_salvage(struct wal_dev *dev, struct wal_sb *sb, char *note, size_t notelen,
+			uint64_t *bad_offset, char *err, size_t errlen)
+{
+	struct wal_sb c[WAL_SB_COPIES];
+	uint32_t n[WAL_SB_COPIES] = {0, 0};
+	uint8_t *buf;
+	int rc = wal_read_sb(dev, sb, err, errlen);
+
+	note[0] = 0;
+	if (rc != PMWAL_ECORRUPT)
+		return rc;
+	buf = wal_alloc_io(WAL_RING_OFFSET);
+	if (!buf)
+		return -ENOMEM;
+	int io = dev->ops->read(dev, buf, WAL_RING_OFFSET, 0);
+
+	for (uint32_t k = 0; !io && k < WAL_SB_COPIES; k++)
+		if (wal_sb_decode(buf + k * WAL_SB_BYTES, &c[k]) != 0)
+			goto out; /* not two logs' copies: nothing to choose by */
+	if (io || c[0].log_id == c[1].log_id)
+		goto out;
+	for (uint32_t k = 0; k < WAL_SB_COPIES; k++) {
+		io = blocks_for_copy(dev, &c[k], buf, &n[k]); /* buf reused per block */
+		if (io)
+			goto out;
+	}
+	/* Blocks of both (a log formatted over the other's medium, with the old
+	 * log's blocks left past the new one's): the newer log is the one on
+	 * the medium now. Blocks of neither: nothing tells, CORRUPT stays. */
+	uint32_t use = n[0] && n[1] ? (c[1].create_time_ns > c[0].create_time_ns)
+		       : n[1] ? 1 : 0;
+
+	if (!n[0] && !n[1])
+		goto out;
+	*sb = c[use];
+	*bad_offset = (uint64_t)(1 - use) * WAL_SB_BYTES;
+	snprintf(note, notelen,
+		 "the superblock copy at offset %llu names log %016llx, but the ring's "
+		 "blocks are log %016llx's%s: salvage used the copy at offset %llu",
+		 (unsigned long long)*bad_offset, (unsigned long long)c[1 - use].log_id,
+		 (unsigned long long)c[use].log_id,
+		 n[0] && n[1] ? " (blocks of both; the newer log)" : "",
+		 (unsigned long long)use * WAL_SB_BYTES);
+	rc = 0;
+out:
+	if (io)
+		rc = io;
+	free(buf);
+	return rc;
+}
+
 int wal_locate(struct wal_dev *dev, const struct wal_sb *sb, uint64_t head_seq,
 	       uint64_t end_seq, uint64_t lsn, uint64_t *seq)
 {

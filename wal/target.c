@@ -26,6 +26,8 @@ int pmwal_target_parse(const char *spec, struct pmwal_target *out)
 {
 	size_t n;
 
+	if (!out)
+		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->kind = PMWAL_TARGET_FILE;
 	out->rest = spec ? spec : "";
@@ -74,7 +76,9 @@ int pmwal_target_path(const char *target, char *buf, size_t len)
 		return rc;
 	if (!t.has_file)
 		return 0;
-	if (!buf || snprintf(buf, len, "%s", t.path) >= (int)len)
+	if (!buf)
+		return -EINVAL;
+	if ((size_t)snprintf(buf, len, "%s", t.path) >= len)
 		return -ENAMETOOLONG;
 	return 1;
 }

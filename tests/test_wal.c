@@ -1335,3 +1335,70 @@ Test(wal, create_over_a_damaged_log_is_refused_as_corrupt_and_writes_nothing)
 	close(fd);
 	cr_assert_eq(memcmp(before, after, sizeof(before)), 0, "CREATE wrote");
 }
+
+/*
+ * A program started several times at once, each creating the same missing
+ * log: one writes at a time, the others are refused or open it after, and
+ * no opener's making of the file (its zero-fill) runs over records another
+ * has had acknowledged. Every acknowledged record is there at the end.
+ */
+Test(wal, programs_creating_one_log_at_once_lose_no_acknowledged_record)
+{
+	for (int round = 0; round < 6; round++) {
+		enum { KIDS = 4, RECS = 64 };
+		int go[2], done[2];
+		pid_t kid[KIDS];
+
+		unlink(logpath);
+		cr_assert_eq(pipe(go), 0);
+		cr_assert_eq(pipe(done), 0);
+		for (int k = 0; k < KIDS; k++) {
+			kid[k] = fork();
+			cr_assert_geq(kid[k], 0);
+			if (kid[k])
+				continue;
+			char c;
+			uint32_t acked = 0;
+			struct pmwal_options o =
+			    file_opts(PMWAL_OPEN_CREATE | PMWAL_OPEN_WAIT_LOCK, 64u << 20);
+			struct pmwal *w = NULL;
+
+			close(go[1]);
+			o.lock_wait_ms = 20000;
+			if (read(go[0], &c, 1) == 0 && pmwal_open(&o, &w) == 0) { /* EOF: go */
+				for (int i = 0; i < RECS; i++)
+					if (pmwal_append(w, "rec", 3, NULL) == 0)
+						acked++;
+				pmwal_close(w);
+			}
+			if (write(done[1], &acked, sizeof(acked)) != sizeof(acked))
+				_exit(2);
+			_exit(0);
+		}
+		close(go[0]);
+		close(done[1]);
+		close(go[1]); /* all start at once */
+		uint32_t total = 0, n;
+
+		while (read(done[0], &n, sizeof(n)) == sizeof(n))
+			total += n;
+		close(done[0]);
+		for (int k = 0; k < KIDS; k++)
+			waitpid(kid[k], NULL, 0);
+		cr_assert_eq(total, KIDS * RECS, "round %d: %u acknowledged", round, total);
+
+		struct pmwal *w = open_log(PMWAL_OPEN_READONLY, 0);
+		struct pmwal_iter *it = NULL;
+		const void *data;
+		size_t len;
+		uint64_t lsn, count = 0;
+
+		cr_assert_eq(pmwal_iter_open(w, 1, &it), 0, "%s", errbuf);
+		while (pmwal_iter_next(it, &lsn, &data, &len) == 1)
+			count++;
+		pmwal_iter_close(it);
+		pmwal_close(w);
+		cr_assert_eq(count, total, "round %d: %llu of %u acknowledged records", round,
+			     (unsigned long long)count, total);
+	}
+}

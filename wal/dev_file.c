@@ -535,6 +535,13 @@ static void probe_atomic(struct file_dev *f, uint32_t *unit_min, uint32_t *unit_
 	*unit_max = wal_get32(stx + WAL_STATX_ATOMIC_MAX_OFF);
 }
 
+static void size_unlock(int fd)
+{
+	struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+
+	fcntl(fd, F_OFD_SETLK, &fl);
+}
+
 /* Zero-fills a new file so the log never writes into unwritten extents (each
  * such write would need a metadata commit before it is durable). */
 static int zero_fill(int fd, uint64_t from, uint64_t to)
@@ -687,6 +694,52 @@ static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 	return -e;
 }
 
+/*
+ * A file is sized and zero-filled under an exclusive lock on byte 0, the
+ * byte the writer lock takes (lock.c), and only while it is still short: two
+ * programs that create one missing log at the same moment (a program started
+ * twice) both see it short, and the slower one's zero-fill must not run over
+ * the superblock and records the faster one has written since, under the
+ * writer lock. Returns 0 with the lock held (size it, then size_unlock), 1
+ * when the file is whole already (another opener sized it; @st updated), or
+ * -EBUSY when another process has held the byte for WAL_SIZE_WAIT_MS (a
+ * writer of a log still short, or a process that can read the file and
+ * holds a lock on it).
+ */
+#define WAL_SIZE_WAIT_MS 3000
+static int size_locked(int fd, const struct wal_dev_params *p, struct stat *st, char *err,
+		       size_t errlen)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+
+	for (int waited_ms = 0; fcntl(fd, F_OFD_SETLK, &fl) < 0; waited_ms += 5) {
+		if (errno != EAGAIN && errno != EACCES)
+			return -errno;
+		if (fstat(fd, st) == 0 && (uint64_t)st->st_size >= p->create_bytes)
+			return 1;
+		if (waited_ms >= WAL_SIZE_WAIT_MS) {
+			snprintf(err, errlen,
+				 "%s: another process holds a lock on the log while it is "
+				 "still being made; start one writer at a time (pmwal info "
+				 "names a writer)",
+				 p->target);
+			return -EBUSY;
+		}
+		usleep(5000);
+	}
+	if (fstat(fd, st) < 0) {
+		int e = errno;
+
+		size_unlock(fd);
+		return -e;
+	}
+	if ((uint64_t)st->st_size >= p->create_bytes) {
+		size_unlock(fd);
+		return 1;
+	}
+	return 0;
+}
+
 static int setup_geometry(struct file_dev *f, const struct wal_dev_params *p, char *err,
 			  size_t errlen)
 {
@@ -720,15 +773,22 @@ static int setup_geometry(struct file_dev *f, const struct wal_dev_params *p, ch
 		return -EINVAL;
 	}
 	if (p->create_bytes && (uint64_t)st.st_size < p->create_bytes) {
-		int rc = posix_fallocate(f->fd, 0, (off_t)p->create_bytes);
+		int rc = size_locked(f->fd, p, &st, err, errlen);
 
+		if (rc < 0)
+			return rc;
+		if (rc == 1)
+			goto sized; /* another opener made it whole first */
+		rc = posix_fallocate(f->fd, 0, (off_t)p->create_bytes);
 		if (rc) {
+			size_unlock(f->fd);
 			snprintf(err, errlen, "%s: cannot allocate %llu bytes: %s",
 				 p->target, (unsigned long long)p->create_bytes,
 				 strerror(rc));
 			return -rc;
 		}
 		rc = zero_fill(f->fd, (uint64_t)st.st_size, p->create_bytes);
+		size_unlock(f->fd);
 		if (rc) {
 			snprintf(err, errlen, "%s: zero-filling the new log: %s",
 				 p->target, strerror(-rc));
@@ -736,6 +796,7 @@ static int setup_geometry(struct file_dev *f, const struct wal_dev_params *p, ch
 		}
 		st.st_size = (off_t)p->create_bytes;
 	}
+sized:
 	f->dev.size_bytes = (uint64_t)st.st_size;
 	f->dev.sector_bytes = WAL_BLOCK_BYTES;
 	snprintf(f->dev.medium, sizeof(f->dev.medium), "file");

@@ -1182,14 +1182,20 @@ static int dump_or_tail(int argc, char **argv, const char *cmd)
 	const struct pmwal_report *r = pmwal_recovery_report(w);
 	int salvaged = rc >= 0 && (r->verdict == PMWAL_CORRUPT || skipped);
 
-	if (salvaged)
+	uint64_t lost = skipped > r->skipped_records ? skipped : r->skipped_records;
+
+	if (salvaged && lost)
 		fprintf(stderr,
-			"pmwal dump: %s: %s; the dump is incomplete: %llu records were "
+			"pmwal dump: %s: %s; the dump is incomplete: %llu record%s "
 			"skipped with the damage, the last record dumped is LSN %llu\n",
-			c.target, r->detail,
-			(unsigned long long)(skipped > r->skipped_records ? skipped
-									  : r->skipped_records),
-			(unsigned long long)last);
+			c.target, r->detail, (unsigned long long)lost,
+			lost == 1 ? " was" : "s were", (unsigned long long)last);
+	else if (salvaged)
+		fprintf(stderr,
+			"pmwal dump: %s: %s; no record was lost with the damage: the dump "
+			"holds every record to LSN %llu (pmwal recover --salvage repairs "
+			"the log)\n",
+			c.target, r->detail, (unsigned long long)last);
 	if (close_log(&c, cmd, w) && rc >= 0)
 		return 1;
 	if (salvaged)

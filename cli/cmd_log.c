@@ -1184,6 +1184,9 @@ static int dump_or_tail(int argc, char **argv, const char *cmd)
 
 	uint64_t lost = skipped > r->skipped_records ? skipped : r->skipped_records;
 
+	/* Records the log attests durable past the last one read are lost too. */
+	if (r->durable_hint > last && r->durable_hint - last > lost)
+		lost = r->durable_hint - last;
 	if (salvaged && lost)
 		fprintf(stderr,
 			"pmwal dump: %s: %s; the dump is incomplete: %llu record%s "
@@ -1192,9 +1195,9 @@ static int dump_or_tail(int argc, char **argv, const char *cmd)
 			lost == 1 ? " was" : "s were", (unsigned long long)last);
 	else if (salvaged)
 		fprintf(stderr,
-			"pmwal dump: %s: %s; no record was lost with the damage: the dump "
-			"holds every record to LSN %llu (pmwal recover --salvage repairs "
-			"the log)\n",
+			"pmwal dump: %s: %s; the dump holds the records it could read, to "
+			"LSN %llu, and counted none lost with the damage (pmwal recover "
+			"--salvage repairs the log)\n",
 			c.target, r->detail, (unsigned long long)last);
 	if (close_log(&c, cmd, w) && rc >= 0)
 		return 1;

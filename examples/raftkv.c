@@ -45,11 +45,12 @@
  * client idle longest, which is told so and closed; only when every
  * candidate has a put in flight is the new one told "error too many
  * clients ..." and closed. So idle connections, however many, never lock
- * others out. Every client on this host connects from 127.0.0.1, and every
- * client behind one NAT from one address: they share one address's share.
- * The per-address cap keeps one flooding address from closing the idle
- * connections of every other; where all clients come from one address, set
- * it to --max-clients.
+ * others out. The clients on this host all connect from one address
+ * (127.0.0.1, or the address the node listens on), and so do all clients
+ * behind one NAT: together they get one address's share. In exchange, one
+ * address that floods the node holds at most its share, and the idle
+ * clients of other addresses keep the rest. Where all clients come from one
+ * address, set --max-clients-per-peer to --max-clients.
  *
  * A node whose raft cannot go on (raft unavailable, or its storage failed
  * stop: an I/O error, a snapshot from the leader it could not store for

@@ -5,7 +5,8 @@
  *
  *   raftkv --id N --peers HOST:PORT,HOST:PORT,... --dir DIR [--target TARGET]
  *          [--storage pmwal|uv] [--snapshot-threshold N] [--snapshot-trailing N]
- *          [--install-snapshot-timeout MS]
+ *          [--install-snapshot-timeout MS] [--max-clients N]
+ *          [--max-clients-per-peer N] [--idle-timeout SECONDS]
  *
  * Node N (1-based) talks raft on the N-th address of --peers and serves
  * clients on the same host at that port + 1000. Every node starts with the
@@ -35,11 +36,28 @@
  *   status         state ROLE leader ID applied INDEX [error REASON]
  * KEY is one word; VALUE the rest of the line.
  *
+ * Clients: at most --max-clients at once (default 1024, lowered to what the
+ * descriptor limit allows), and at most --max-clients-per-peer from one IP
+ * address (default half of --max-clients). A client that sends nothing for
+ * --idle-timeout seconds (default 300; 0: never) while no put of its own is
+ * in flight is told "error idle for N s: closing" and closed. When the node
+ * (or an address's share) is full, a new client takes the place of the
+ * client idle longest, which is told so and closed; only when every
+ * candidate has a put in flight is the new one told "error too many
+ * clients ..." and closed. So idle connections, however many, never lock
+ * others out. The clients on this host all connect from one address
+ * (127.0.0.1, or the address the node listens on), and so do all clients
+ * behind one NAT: together they get one address's share. In exchange, one
+ * address that floods the node holds at most its share, and the idle
+ * clients of other addresses keep the rest. Where all clients come from one
+ * address, set --max-clients-per-peer to --max-clients.
+ *
  * A node whose raft cannot go on (raft unavailable, or its storage failed
  * stop: an I/O error, a snapshot from the leader it could not store for
  * want of space) says why on stderr and exits 1, so that whatever
  * supervises it sees it and restarts it.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -48,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -213,16 +232,56 @@ static char peers[PEERS_MAX][64];
 static int npeers;
 static struct raft_io *io;
 
-static int nclients; /* connected now */
 static bool uv_storage; /* --storage uv: raft_uv's own storage */
+
+/* Limits on clients (main() sets them from the options). */
+static unsigned clients_max = 1024, clients_per_peer_max, idle_timeout_s = 300;
 
 struct client {
 	uv_tcp_t tcp;
-	char buf[1 << 16];
+	struct client *prev, *next; /* in the list of open clients */
+	uint64_t last_ms;	    /* uv_now() when it last sent or was answered */
+	int family;		    /* its IP address: AF_INET or AF_INET6, ... */
+	unsigned char addr[16];	    /* ... and the address's bytes */
 	size_t used;
-	bool closing;
-	int pending; /* applies in flight: freed once they answer */
+	bool closing;	    /* uv_close() called ... */
+	bool handle_closed; /* ... and its callback run */
+	int pending;	    /* applies in flight: freed once they answer */
+	char buf[1 << 16];
 };
+
+/*
+ * The open clients, least recently active first: the one a new client
+ * replaces when the node is full, and the ones the idle timeout closes,
+ * are found from the head. At most clients_max long.
+ */
+static struct client *clients_head, *clients_tail;
+static unsigned nclients;
+
+static void unlink_client(struct client *c)
+{
+	*(c->prev ? &c->prev->next : &clients_head) = c->next;
+	*(c->next ? &c->next->prev : &clients_tail) = c->prev;
+	c->prev = c->next = NULL;
+}
+
+static void append_client(struct client *c)
+{
+	c->prev = clients_tail;
+	c->next = NULL;
+	*(clients_tail ? &clients_tail->next : &clients_head) = c;
+	clients_tail = c;
+}
+
+/* @c sent something or was answered: it is the most recently active. */
+static void touch(struct client *c)
+{
+	if (c->closing)
+		return;
+	c->last_ms = uv_now(c->tcp.loop);
+	unlink_client(c);
+	append_client(c);
+}
 
 struct put {
 	struct raft_apply req;
@@ -238,7 +297,7 @@ static void closed(uv_handle_t *h)
 {
 	struct client *c = (struct client *)h;
 
-	nclients--;
+	c->handle_closed = true;
 	if (!c->pending)
 		free(c);
 }
@@ -247,6 +306,10 @@ static void close_client(struct client *c)
 {
 	if (!c->closing) {
 		c->closing = true;
+		if (c->prev || clients_head == c) { /* admitted */
+			unlink_client(c);
+			nclients--;
+		}
 		uv_close((uv_handle_t *)&c->tcp, closed);
 	}
 }
@@ -260,7 +323,6 @@ static void written(uv_write_t *w, int status)
 /* A client that does not read its answers is closed once this much waits
  * to be sent to it: answers never pile up without bound. */
 #define CLIENT_QUEUE_MAX (4u << 20)
-#define CLIENTS_MAX 512
 
 static void say(struct client *c, const char *fmt, ...)
 {
@@ -317,9 +379,12 @@ static void applied(struct raft_apply *req, int status, void *result)
 		    storage && io->errmsg[0] ? ": " : "", storage ? io->errmsg : "");
 	else
 		say(c, "ok %llu\n", (unsigned long long)req->index);
+	touch(c);
 	free(p);
-	if (--c->pending == 0 && c->closing)
-		free(c); /* its handle closed meanwhile */
+	/* Freed by whichever comes last: its handle's close or its last put's
+	 * answer (both can happen in one turn of the loop). */
+	if (--c->pending == 0 && c->handle_closed)
+		free(c);
 }
 
 static void leader_redirect(struct client *c)
@@ -438,6 +503,8 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 		close_client(c);
 		return;
 	}
+	if (n > 0)
+		touch(c);
 	c->used += (size_t)n;
 	char *start = c->buf, *nl;
 
@@ -456,22 +523,99 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	}
 }
 
+static bool same_peer(const struct client *a, const struct client *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+static void peer_name(const struct client *c, char *name, size_t len)
+{
+	if (!inet_ntop(c->family, c->addr, name, (socklen_t)len))
+		snprintf(name, len, "?");
+}
+
+/*
+ * Makes room for @nc, not yet in the list: when the node, or @nc's
+ * address, has its share of clients, the client idle longest (of that
+ * address, when the address has its share) is told so and closed. Returns
+ * -1 with the reason in @why when every such client has a put in flight.
+ */
+static int make_room(const struct client *nc, char *why, size_t whylen)
+{
+	unsigned mine = 0;
+	char name[INET6_ADDRSTRLEN];
+
+	for (struct client *c = clients_head; c; c = c->next)
+		mine += same_peer(c, nc);
+	bool peer_full = mine >= clients_per_peer_max;
+
+	if (!peer_full && nclients < clients_max)
+		return 0;
+	for (struct client *c = clients_head; c; c = c->next)
+		if (!c->pending && (!peer_full || same_peer(c, nc))) {
+			say(c, "error closed for a new client: this client was idle longest and "
+			       "the node serves at most %u clients, %u per address\n",
+			    clients_max, clients_per_peer_max);
+			close_client(c);
+			return 0;
+		}
+	peer_name(nc, name, sizeof(name));
+	if (peer_full)
+		snprintf(why, whylen, "too many clients from %s (at most %u), all with a put in "
+				      "flight", name, clients_per_peer_max);
+	else
+		snprintf(why, whylen, "too many clients (at most %u), all with a put in flight",
+			 clients_max);
+	return -1;
+}
+
+/* Closes the clients silent for the idle timeout (none with a put in
+ * flight: it waits for its answer). */
+static void close_idle_clients(uv_loop_t *loop)
+{
+	uint64_t timeout_ms = (uint64_t)idle_timeout_s * 1000, now = uv_now(loop);
+
+	if (!idle_timeout_s)
+		return;
+	for (struct client *c = clients_head, *next; c && now - c->last_ms >= timeout_ms;
+	     c = next) {
+		next = c->next;
+		if (c->pending)
+			continue;
+		say(c, "error idle for %u s: closing\n", idle_timeout_s);
+		close_client(c);
+	}
+}
+
 static void on_connect(uv_stream_t *server, int status)
 {
 	struct client *c = status ? NULL : calloc(1, sizeof(*c));
+	struct sockaddr_storage sa;
+	int salen = sizeof(sa);
+	char why[160];
 
 	if (!c)
 		return;
 	uv_tcp_init(server->loop, &c->tcp);
-	nclients++;
-	if (uv_accept(server, (uv_stream_t *)&c->tcp)) {
+	c->last_ms = uv_now(server->loop);
+	if (uv_accept(server, (uv_stream_t *)&c->tcp) ||
+	    uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&sa, &salen)) {
 		close_client(c);
 		return;
 	}
-	/* Descriptors are shared with raft's connections and files: past the
-	 * cap a client is told so and closed, and the node keeps working. */
-	if (nclients > CLIENTS_MAX) {
-		say(c, "error too many clients (at most %d)\n", CLIENTS_MAX);
+	c->family = sa.ss_family;
+	if (sa.ss_family == AF_INET6)
+		memcpy(c->addr, &((struct sockaddr_in6 *)&sa)->sin6_addr, 16);
+	else
+		memcpy(c->addr, &((struct sockaddr_in *)&sa)->sin_addr, 4);
+	/* Descriptors are shared with raft's connections and files: the
+	 * node never holds more clients than the cap. */
+	int room = make_room(c, why, sizeof(why));
+
+	append_client(c);
+	nclients++;
+	if (room) {
+		say(c, "error %s\n", why);
 		close_client(c);
 		return;
 	}
@@ -491,12 +635,12 @@ static uv_timer_t watchdog;
 /* raft goes unavailable for good when its storage fails (a full log on a
  * follower, an I/O error): the node says why and exits, so that whatever
  * supervises it sees it and restarts it, instead of a process that is up
- * and answers nothing. */
+ * and answers nothing. Idle clients are closed here too. */
 static void watch(uv_timer_t *t)
 {
 	const char *failed = uv_storage ? NULL : pmwal_raft_error(io);
 
-	(void)t;
+	close_idle_clients(t->loop);
 	/* raft 0.15 does not stop on every storage failure: a follower whose
 	 * snapshot install failed stays a follower, behind for good. */
 	if (failed) {
@@ -521,6 +665,10 @@ static void raft_closed(struct raft *r)
 	}
 	raft_uv_tcp_close(&transport);
 	uv_close((uv_handle_t *)&server, NULL);
+	/* The clients' open connections would keep the loop, and the node,
+	 * running. */
+	while (clients_head)
+		close_client(clients_head);
 	uv_close((uv_handle_t *)&sigint, NULL);
 	uv_close((uv_handle_t *)&sigterm, NULL);
 	uv_close((uv_handle_t *)&watchdog, NULL);
@@ -535,7 +683,22 @@ static void on_signal(uv_signal_t *s, int sig)
 	raft_close(&raft, raft_closed);
 }
 
-static void usage(void);
+static void usage(int rc);
+
+/* A number option from @min to @max, or exit 2 saying so. */
+static unsigned uint_arg(const char *opt, const char *v, unsigned min, unsigned max)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (errno || end == v || *end || v[0] < '0' || v[0] > '9' || n < min || n > max) {
+		fprintf(stderr, "raftkv: %s %s: want a number from %u to %u\n", opt, v, min, max);
+		exit(2);
+	}
+	return (unsigned)n;
+}
 
 /* A count option: 1..2^31, or usage. */
 static unsigned count_arg(const char *opt, const char *v)
@@ -550,12 +713,68 @@ static unsigned count_arg(const char *opt, const char *v)
 	return (unsigned)n;
 }
 
-static void usage(void)
+static void usage(int rc)
 {
-	fprintf(stderr, "usage: raftkv --id N --peers HOST:PORT,HOST:PORT,... --dir DIR "
-			"[--target TARGET] [--storage pmwal|uv] [--snapshot-threshold N] "
-			"[--snapshot-trailing N] [--install-snapshot-timeout MS]\n");
-	exit(2);
+	fprintf(rc ? stderr : stdout,
+		"usage: raftkv --id N --peers HOST:PORT,HOST:PORT,... --dir DIR [--target TARGET]\n"
+		"              [--storage pmwal|uv] [--snapshot-threshold N] [--snapshot-trailing N]\n"
+		"              [--install-snapshot-timeout MS] [--max-clients N]\n"
+		"              [--max-clients-per-peer N] [--idle-timeout SECONDS]\n"
+		"  Clients connect to this node's --peers port + 1000.\n"
+		"  --max-clients N           clients at once, 1..65536 (default 1024, or what\n"
+		"                            the descriptor limit allows)\n"
+		"  --max-clients-per-peer N  from one IP address, 1..65536 (default half of\n"
+		"                            --max-clients; this host's clients all count as\n"
+		"                            127.0.0.1, a NAT's as one address)\n"
+		"  --idle-timeout SECONDS    a client silent this long is closed (default 300;\n"
+		"                            0: never)\n"
+		"  When full, a new client takes the place of the one idle longest; it is\n"
+		"  refused only while every client has a put in flight.\n");
+	exit(rc);
+}
+
+/* Descriptors the node keeps for raft's connections, its log, snapshots
+ * and the loop, beside its clients'. */
+#define FDS_RESERVED 64
+
+/*
+ * Sets the client limits: raises the descriptor limit as far as it goes
+ * and fits --max-clients under it (a client past it would be dropped by
+ * the loop's accept without a word). Returns 0, or 2 after saying why.
+ */
+static int client_limits(bool max_set, bool per_peer_set)
+{
+	struct rlimit rl;
+	rlim_t fit = 65536 + FDS_RESERVED;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < fit)
+			fit = rl.rlim_cur;
+	}
+	fit = fit > FDS_RESERVED ? fit - FDS_RESERVED : 0;
+	if (clients_max > fit && (max_set || !fit)) {
+		fprintf(stderr,
+			"raftkv: --max-clients %u: the descriptor limit (ulimit -n %llu) leaves "
+			"room for %llu clients; raise the limit or lower --max-clients\n",
+			clients_max, (unsigned long long)(fit + FDS_RESERVED),
+			(unsigned long long)fit);
+		return 2;
+	}
+	if (clients_max > fit)
+		clients_max = (unsigned)fit;
+	if (!per_peer_set)
+		clients_per_peer_max = clients_max > 1 ? clients_max / 2 : 1;
+	if (clients_per_peer_max > clients_max) {
+		fprintf(stderr, "raftkv: --max-clients-per-peer %u is above --max-clients %u\n",
+			clients_per_peer_max, clients_max);
+		return 2;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -572,8 +791,13 @@ int main(int argc, char **argv)
 	 * this store sends goes over in well under a second, so 5 s.
 	 */
 	unsigned snapshot_timeout = 5000;
+	bool max_set = false, per_peer_set = false;
 	char err[1024];
+	int rv;
 
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			usage(0);
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--id"))
 			id = (int)count_arg(argv[i], argv[i + 1]);
@@ -605,12 +829,22 @@ int main(int argc, char **argv)
 					argv[i + 1]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--max-clients")) {
+			clients_max = uint_arg(argv[i], argv[i + 1], 1, 65536);
+			max_set = true;
+		} else if (!strcmp(argv[i], "--max-clients-per-peer")) {
+			clients_per_peer_max = uint_arg(argv[i], argv[i + 1], 1, 65536);
+			per_peer_set = true;
+		} else if (!strcmp(argv[i], "--idle-timeout")) {
+			idle_timeout_s = uint_arg(argv[i], argv[i + 1], 0, 86400);
+		} else {
+			usage(2);
 		}
-		else
-			usage();
 	}
 	if (argc % 2 == 0 || !dir || !peer_arg || id < 1)
-		usage();
+		usage(2);
+	if ((rv = client_limits(max_set, per_peer_set)) != 0)
+		return rv;
 	char list[1024];
 
 	snprintf(list, sizeof(list), "%s", peer_arg);
@@ -639,7 +873,7 @@ int main(int argc, char **argv)
 	struct raft_fsm fsm = {.version = 1, .apply = fsm_apply, .snapshot = fsm_snapshot,
 			       .restore = fsm_restore};
 	struct pmwal_raft_options o = {.dir = dir, .target = target};
-	int rv = raft_uv_tcp_init(&transport, &loop);
+	rv = raft_uv_tcp_init(&transport, &loop);
 
 	if (!rv && uv_storage) {
 		io = calloc(1, sizeof(*io));
@@ -693,9 +927,11 @@ int main(int argc, char **argv)
 	uv_signal_init(&loop, &sigterm);
 	uv_signal_start(&sigint, on_signal, SIGINT);
 	uv_signal_start(&sigterm, on_signal, SIGTERM);
-	fprintf(stderr, "raftkv: node %d: raft on %s, clients on %s:%d, log %s\n", id,
-		peers[id - 1], host, port + 1000,
-		uv_storage ? "raft_uv segments in DIR" : target ? target : "DIR/log");
+	fprintf(stderr,
+		"raftkv: node %d: raft on %s, clients on %s:%d (at most %u, %u per address; "
+		"idle timeout %u s), log %s\n",
+		id, peers[id - 1], host, port + 1000, clients_max, clients_per_peer_max,
+		idle_timeout_s, uv_storage ? "raft_uv segments in DIR" : target ? target : "DIR/log");
 	uv_run(&loop, UV_RUN_DEFAULT);
 	clear();
 	uv_loop_close(&loop);

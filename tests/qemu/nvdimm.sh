@@ -244,7 +244,7 @@ bad() { # bad TAG WANT_RC PATTERN
 }
 bad BAD-DEVDAX-SIZE 2 "ndctl create-namespace"
 bad BAD-DEVDAX-SMALL 2 "below the minimum"
-bad BAD-PMEM-BLK 2 "force"
+bad BAD-PMEM-BLK 2 "use PATH, not pmem:PATH"
 bad BAD-FSDAX-SIZE 1 "cannot allocate"
 
 # ---- the raw-region benchmark phases: functional only under TCG ----

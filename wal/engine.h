@@ -58,6 +58,9 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 /* /proc/@pid/stat (lock.c): its state letter and start time (0: unknown),
  * either may be NULL. 0 or -errno. */
 int wal_proc_stat(long pid, char *state, uint64_t *start);
+/* Whether process @pid is exiting or dead (lock.c): from its /proc texts. */
+bool wal_proc_exiting(long pid);
+bool wal_proc_exiting_text(const char *stat, const char *status);
 
 /* Aligned buffer for device I/O (O_DIRECT); free with free(). */
 void *wal_alloc_io(size_t bytes);

@@ -471,8 +471,8 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		 * looks (its file released just now: a takeover right after the
 		 * writer died was refused so, naming no one). Look again, briefly;
 		 * a holder that leaves no mark is still refused within 20 ms of
-		 * its marks going, not of the first look (after waiting for an
-		 * exiting writer, the release found no marks and was refused). */
+		 * its marks going (not of the first look: an exiting holder may
+		 * have been waited for longer than that already). */
 		if (pid >= 0 || hns >= 0)
 			nomark_from = -1;
 		else if (nomark_from < 0)

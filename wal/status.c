@@ -184,9 +184,7 @@ int wal_status_path(const char *target, uint64_t log_id, char *buf, size_t len)
  * nothing more), and shared it conflicts only with a closing writer of this
  * user, for a moment (WAL_STATUS_LOCK_MS). No lock guards a page being
  * made: a writer makes a new page whole in a file of its own and renames
- * it into place (make_page), so nobody ever sees half of one. Byte 0 was
- * such a lock once, taken exclusively with a wait, and a read lock there
- * from any user hung every writer.
+ * it into place (make_page), so nobody ever sees half of one.
  */
 #define LOCK_USERS 1
 #define WAL_STATUS_LOCK_MS 2000

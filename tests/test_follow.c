@@ -11,14 +11,19 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -406,16 +411,29 @@ static void page_path(char *buf, size_t len)
 	free(st);
 }
 
-Test(follow, no_status_page_leaves_the_log_working_and_followed_by_its_superblock,
+/* A writer never runs without its page: followers would learn of nothing
+ * until it closed, and its lock could not be broken. A follower without one
+ * goes by the superblock. */
+Test(follow, no_status_page_refuses_the_writer_by_name_and_leaves_followers_the_superblock,
      .fini = teardown)
 {
 	use(K_FILE);
 	/* Where pages go is not a directory: none is made. */
-	char *st = tu_path(dir, "status");
+	char *st = tu_path(dir, "status"), *good = tu_path(dir, "status2");
+	struct pmwal_options o = opts(PMWAL_OPEN_CREATE, 4u << 20);
+	struct pmwal *w = NULL;
 
 	rmdir(st);
 	cr_assert_eq(mkfifo(st, 0644), 0);
-	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	cr_assert_neq(pmwal_open(&o, &w), 0, "a writer ran without its status page");
+	cr_assert_null(w);
+	cr_assert(strstr(errbuf, "status directory") && strstr(errbuf, st) &&
+		      strstr(errbuf, "PMWAL_STATUS_DIR"),
+		  "%s", errbuf);
+	cr_assert_eq(mkdir(good, 0700), 0);
+	setenv("PMWAL_STATUS_DIR", good, 1);
+	w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	setenv("PMWAL_STATUS_DIR", st, 1); /* the follower finds none */
 	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0);
 	struct pmwal_iter *it;
 	uint64_t last = 0;
@@ -435,6 +453,7 @@ Test(follow, no_status_page_leaves_the_log_working_and_followed_by_its_superbloc
 	pmwal_close(r);
 	unlink(st);
 	free(st);
+	free(good);
 }
 
 Test(follow, a_damaged_status_page_never_makes_a_reader_return_wrong_records,
@@ -539,9 +558,10 @@ Test(follow, an_iterator_of_the_writers_handle_waits_for_its_appends)
 	sim_free(sim);
 }
 
-/* What is planted where a page goes is never written through, and the log
- * works without a page. */
-Test(follow, a_file_planted_at_the_status_page_path_is_left_alone, .fini = teardown)
+/* What is planted where a page goes is never written through: the writer
+ * puts a page of its own in its place. */
+Test(follow, a_file_planted_at_the_status_page_path_is_replaced_never_written_through,
+     .fini = teardown)
 {
 	use(K_FILE);
 	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
@@ -554,16 +574,20 @@ Test(follow, a_file_planted_at_the_status_page_path_is_left_alone, .fini = teard
 	char *victim = tu_path(dir, "victim");
 	const char text[] = "a file of the user's, not a page";
 	int fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct stat vst, pst;
 
 	cr_assert(fd >= 0);
 	cr_assert_eq(write(fd, text, sizeof(text)), (ssize_t)sizeof(text));
 	close(fd);
-	for (int how = 0; how < 3; how++) {
+	cr_assert_eq(stat(victim, &vst), 0);
+	for (int how = 0; how < 4; how++) {
 		unlink(path);
 		if (how == 0)
 			cr_assert_eq(symlink(victim, path), 0);
 		else if (how == 1)
 			cr_assert_eq(link(victim, path), 0);
+		else if (how == 2)
+			cr_assert_eq(mkfifo(path, 0644), 0);
 		else {
 			/* One link, but not a page's size: not ours to reshape. */
 			char x[100];
@@ -575,21 +599,21 @@ Test(follow, a_file_planted_at_the_status_page_path_is_left_alone, .fini = teard
 			close(fd);
 		}
 		w = open_log(0, 0);
+		cr_assert_eq(lstat(path, &pst), 0);
+		cr_assert(S_ISREG(pst.st_mode) && pst.st_nlink == 1 && pst.st_size == 4096 &&
+			      pst.st_ino != vst.st_ino,
+			  "way %d: the writer has no page of its own", how);
 		append_n(w, 3);
 		cr_assert_eq(pmwal_close(w), 0);
 		char buf[200] = {0};
 
-		fd = open(how < 2 ? victim : path, O_RDONLY);
+		fd = open(victim, O_RDONLY);
 		cr_assert(fd >= 0);
 		ssize_t n = read(fd, buf, sizeof(buf));
 
 		close(fd);
-		if (how < 2)
-			cr_assert(n == (ssize_t)sizeof(text) && !memcmp(buf, text, sizeof(text)),
-				  "way %d: the planted file was written through", how);
-		else
-			cr_assert(n == 100 && buf[0] == 'x' && buf[99] == 'x',
-				  "way %d: the planted file was reshaped (%zd bytes)", how, n);
+		cr_assert(n == (ssize_t)sizeof(text) && !memcmp(buf, text, sizeof(text)),
+			  "way %d: the planted file was written through", how);
 	}
 	unlink(path);
 	free(victim);
@@ -669,4 +693,368 @@ Test(follow, a_damaged_fence_epoch_does_not_lock_the_log_out, .fini = teardown)
 	append_n(w, 1);
 	cr_assert_eq(pmwal_close(w), 0);
 	pmwal_close(r);
+}
+
+/* ---- the status page and a hostile second user ------------------------------ */
+
+static char other[48]; /* a second local user, made for the test */
+static uid_t other_uid;
+static gid_t other_gid;
+
+/* Makes the second user (a name of its own: tests run side by side), or
+ * skips where that cannot be done (not root). */
+static void other_user(void)
+{
+	char cmd[160];
+	struct passwd *pw;
+
+	if (geteuid() != 0)
+		cr_skip_test("SKIP: a second local user needs root (useradd)");
+	/* Users of test processes killed at their timeout (no .fini ran). */
+	setpwent();
+	while ((pw = getpwent()))
+		if (!strncmp(pw->pw_name, "pmwal-t-shared-", 15) &&
+		    kill((pid_t)atoi(pw->pw_name + 15), 0) && errno == ESRCH) {
+			snprintf(cmd, sizeof(cmd), "userdel %s >/dev/null 2>&1", pw->pw_name);
+			if (system(cmd) == 0)
+				setpwent(); /* the list changed: from the start */
+		}
+	endpwent();
+	snprintf(other, sizeof(other), "pmwal-t-shared-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "useradd -M -r -s /usr/sbin/nologin %s >/dev/null 2>&1",
+		 other);
+	if (system(cmd) != 0 || !(pw = getpwnam(other))) {
+		other[0] = 0;
+		cr_skip_test("SKIP: useradd failed");
+	}
+	other_uid = pw->pw_uid;
+	other_gid = pw->pw_gid;
+}
+
+static pid_t held[4]; /* the second user's processes still running */
+
+static void end(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (int i = 0; i < 4; i++)
+		if (held[i] == pid)
+			held[i] = 0;
+}
+
+static void teardown_other(void)
+{
+	char cmd[160];
+
+	for (int i = 0; i < 4; i++)
+		if (held[i] > 0)
+			end(held[i]);
+
+	if (other[0]) {
+		snprintf(cmd, sizeof(cmd), "userdel %s >/dev/null 2>&1", other);
+		if (system(cmd) != 0)
+			fprintf(stderr, "userdel %s failed\n", other);
+		other[0] = 0;
+	}
+	teardown();
+}
+
+/*
+ * Runs @fn(@arg) as the second user in a child, which says on a pipe that it
+ * is ready ('y') or failed ('n') and then (@hold) waits to be killed. No
+ * Criterion call in the child: it would talk on the parent's channel.
+ */
+static pid_t as_other(bool (*fn)(const char *), const char *arg, bool hold)
+{
+	int p[2];
+	char c = 0;
+	pid_t pid;
+
+	cr_assert_eq(pipe(p), 0);
+	pid = fork();
+	/* No Criterion call in the child, not even a passing assert (with
+	 * --full-stats it waits for the runner on the parent's channel). */
+	if (pid == 0) {
+		close(p[0]);
+		/* Nothing of ours but the pipe: a log's lock goes with its
+		 * descriptors, which a fork shares. */
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != p[1])
+				close(fd);
+		/* Nor the runner's output, and gone with the test (a test
+		 * killed at its timeout runs no .fini). */
+		int null = open("/dev/null", O_RDWR);
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
+		    prctl(PR_SET_PDEATHSIG, SIGKILL))
+			_exit(5);
+		if (setgroups(0, NULL) || setresgid(other_gid, other_gid, other_gid) ||
+		    setresuid(other_uid, other_uid, other_uid))
+			_exit(3);
+		c = fn(arg) ? 'y' : 'n';
+		if (write(p[1], &c, 1) != 1)
+			_exit(4);
+		while (hold)
+			pause();
+		_exit(0);
+	}
+	cr_assert_geq(pid, 0);
+	close(p[1]);
+	cr_assert_eq(read(p[0], &c, 1), 1);
+	close(p[0]);
+	cr_assert_eq(c, 'y', "the second user could not do it (%s)", arg);
+	if (!hold) {
+		int status;
+
+		waitpid(pid, &status, 0);
+	} else {
+		for (int i = 0; i < 4; i++)
+			if (!held[i]) {
+				held[i] = pid;
+				break;
+			}
+	}
+	return pid;
+}
+
+/* A read lock on bytes 0 and 1 of @path: what a user who can only read it
+ * can take. */
+static bool read_lock(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW);
+	struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 2};
+
+	return fd >= 0 && fcntl(fd, F_OFD_SETLK, &fl) == 0; /* kept open */
+}
+
+static char victim[1024];
+
+static bool plant_symlink(const char *path)
+{
+	return symlink(victim, path) == 0;
+}
+
+static bool plant_file(const char *path)
+{
+	char x[4096];
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+
+	memset(x, 'x', sizeof(x)); /* a page's size, but not one */
+	bool ok = fd >= 0 && write(fd, x, sizeof(x)) == (ssize_t)sizeof(x) &&
+		  fchmod(fd, 0666) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static bool plant_fifo(const char *path)
+{
+	return mkfifo(path, 0666) == 0 && chmod(path, 0666) == 0;
+}
+
+static bool plant_dir(const char *path)
+{
+	return mkdir(path, 0777) == 0;
+}
+
+static bool make_dir(const char *path)
+{
+	return mkdir(path, 0700) == 0;
+}
+
+static bool make_link(const char *path)
+{
+	char to[1100];
+
+	snprintf(to, sizeof(to), "%s.real", path);
+	return mkdir(to, 0755) == 0 && symlink(to, path) == 0;
+}
+
+/* The test's directories open to the second user: it plants in status/,
+ * sticky and writable by all as /dev/shm is. */
+static void share_dirs(void)
+{
+	char *st = tu_path(dir, "status");
+
+	cr_assert_eq(chmod(dir, 0755), 0);
+	cr_assert_eq(chmod(st, 01777), 0);
+	free(st);
+}
+
+/*
+ * Any user who can read the page can read-lock its bytes. A writer's open
+ * then never waits without bound (once, every later writer hung in a
+ * blocking lock on byte 0), and its followers still follow.
+ */
+Test(follow, a_read_lock_on_the_page_by_another_user_never_hangs_a_writer,
+     .init = other_user, .fini = teardown_other, .timeout = 30)
+{
+	use(K_FILE);
+	share_dirs();
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20), *r;
+	char path[1024];
+
+	page_path(path, sizeof(path));
+	cr_assert(path[0], "no status page");
+	pid_t holder = as_other(read_lock, path, true);
+
+	cr_assert_eq(pmwal_close(w), 0); /* the page stays: someone uses it */
+	for (int round = 0; round < 2; round++) {
+		w = open_log(0, 0); /* hung here, for ever, once */
+		r = open_log(PMWAL_OPEN_READONLY, 0);
+		struct pmwal_iter *it;
+		uint64_t last = 0;
+		int rc;
+
+		cr_assert_eq(pmwal_iter_open(r, 0, &it), 0);
+		append_n(w, 3);
+		cr_assert_eq(pmwal_iter_wait(it, 5000), 1, "the follower heard nothing");
+		drain(it, &last, &rc);
+		cr_assert_eq(rc, 0);
+		cr_assert_eq(last, 3 * (round + 1));
+		pmwal_iter_close(it);
+		pmwal_close(r);
+		cr_assert_eq(pmwal_close(w), 0);
+	}
+	end(holder);
+}
+
+/*
+ * What another user plants at the page's name before the writer starts (the
+ * name shows in the directory while any earlier writer runs) is replaced
+ * (root may, in a sticky directory) without writing through it, or refused
+ * by name: the writer never runs without its page.
+ */
+Test(follow, what_another_user_plants_at_the_page_name_is_replaced_or_refused,
+     .init = other_user, .fini = teardown_other, .timeout = 60)
+{
+	use(K_FILE);
+	share_dirs();
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	char path[1024], name[32];
+	const char text[] = "root's file, not a page";
+	struct stat st;
+
+	page_path(path, sizeof(path));
+	cr_assert(path[0], "no status page");
+	cr_assert_eq(pmwal_close(w), 0);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	int fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, text, sizeof(text)), (ssize_t)sizeof(text));
+	close(fd);
+	bool (*plant[])(const char *) = {plant_symlink, plant_file, plant_fifo, plant_dir};
+	const char *what[] = {"symlink", "file", "FIFO", "directory"};
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "%s", what[i]);
+		as_other(plant[i], path, false);
+		cr_assert_eq(lstat(path, &st), 0);
+		cr_assert_eq(st.st_uid, other_uid);
+		struct pmwal_options o = opts(0, 0);
+		int rc = pmwal_open(&o, &w);
+
+		if (i == 3) {
+			/* Not replaced: refused, naming it, its owner and what to do. */
+			cr_assert_neq(rc, 0, "a writer ran without its page (%s planted)", name);
+			cr_assert(strstr(errbuf, path) && strstr(errbuf, "directory") &&
+				      strstr(errbuf, "remove it") &&
+				      strstr(errbuf, "PMWAL_STATUS_DIR"),
+				  "%s", errbuf);
+			char uid[32];
+
+			snprintf(uid, sizeof(uid), "uid %u", (unsigned)other_uid);
+			cr_assert(strstr(errbuf, uid), "%s", errbuf);
+			cr_assert_eq(rmdir(path), 0);
+			continue;
+		}
+		cr_assert_eq(rc, 0, "%s planted: %s (%s)", name, pmwal_strerror(rc), errbuf);
+		cr_assert_eq(lstat(path, &st), 0);
+		cr_assert(S_ISREG(st.st_mode) && st.st_uid == 0 && st.st_nlink == 1 &&
+			      st.st_size == 4096 && !(st.st_mode & 022),
+			  "%s planted: the writer has no page of its own (mode %o uid %u)", name,
+			  (unsigned)st.st_mode, (unsigned)st.st_uid);
+		struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0);
+		struct pmwal_iter *it;
+		uint64_t last = 0;
+
+		cr_assert_eq(pmwal_iter_open(r, 0, &it), 0);
+		drain(it, &last, &rc);
+		append_n(w, 1);
+		cr_assert_eq(pmwal_iter_wait(it, 5000), 1, "%s planted: not followed", name);
+		pmwal_iter_close(it);
+		pmwal_close(r);
+		cr_assert_eq(pmwal_close(w), 0);
+		char buf[64] = {0};
+
+		fd = open(victim, O_RDONLY);
+		cr_assert(fd >= 0);
+		cr_assert_eq(read(fd, buf, sizeof(buf)), (ssize_t)sizeof(text));
+		close(fd);
+		cr_assert(!memcmp(buf, text, sizeof(text)), "%s planted: written through", name);
+	}
+	/* Nothing is left behind but what the second user made elsewhere. */
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char *stdir = tu_path(dir, "status");
+
+	closedir(d);
+	d = opendir(stdir);
+	while (d && (e = readdir(d)))
+		cr_assert(e->d_name[0] != '.' || !strcmp(e->d_name, ".") ||
+			      !strcmp(e->d_name, ".."),
+			  "left behind: %s", e->d_name);
+	if (d)
+		closedir(d);
+	free(stdir);
+}
+
+/*
+ * PMWAL_STATUS_DIR where another user could replace the page: a symbolic
+ * link of theirs, a directory of theirs, one all may write that is not
+ * sticky. The writer is refused, naming it; it never writes through it.
+ */
+Test(follow, a_status_dir_another_user_controls_is_refused_by_name,
+     .init = other_user, .fini = teardown_other, .timeout = 30)
+{
+	use(K_FILE);
+	share_dirs();
+	char *st = tu_path(dir, "status"), sub[1100];
+	bool (*make[])(const char *) = {make_link, make_dir};
+	struct pmwal *w = NULL;
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(sub, sizeof(sub), "%s/d%d", st, i);
+		if (i < 2) {
+			as_other(make[i], sub, false);
+		} else {
+			cr_assert_eq(mkdir(sub, 0777), 0);
+			cr_assert_eq(chmod(sub, 0777), 0);
+		}
+		setenv("PMWAL_STATUS_DIR", sub, 1);
+		struct pmwal_options o = opts(i == 0 ? PMWAL_OPEN_CREATE : 0, 4u << 20);
+		int rc = pmwal_open(&o, &w);
+
+		cr_assert_neq(rc, 0, "dir %d: a writer used a directory another user controls",
+			      i);
+		cr_assert_null(w);
+		cr_assert(strstr(errbuf, sub) && strstr(errbuf, "PMWAL_STATUS_DIR"), "dir %d: %s",
+			  i, errbuf);
+		if (i == 0) {
+			char real[1200];
+			DIR *d;
+			struct dirent *e;
+
+			snprintf(real, sizeof(real), "%s.real", sub);
+			d = opendir(real);
+			while (d && (e = readdir(d)))
+				cr_assert(e->d_name[0] == '.', "written through the link: %s",
+					  e->d_name);
+			if (d)
+				closedir(d);
+		}
+	}
+	free(st);
 }

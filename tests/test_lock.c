@@ -8,6 +8,8 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <signal.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -557,6 +560,14 @@ Test(lock, an_opener_with_a_dead_writers_pid_or_of_another_user_waits_for_the_lo
 	cr_assert_eq(pmwal_close(w), 0);
 	cr_assert_eq(chmod(dir, 0777), 0);
 	cr_assert_eq(chmod(target, 0666), 0);
+	/* Another user's writer keeps its status page where it alone may
+	 * write (the suite's directory is root's: it would be refused). */
+	char st_env[600], st_dir[560];
+
+	snprintf(st_dir, sizeof(st_dir), "%s/status-65534", dir);
+	snprintf(st_env, sizeof(st_env), "PMWAL_STATUS_DIR=%s", st_dir);
+	cr_assert_eq(mkdir(st_dir, 0700), 0);
+	cr_assert_eq(chown(st_dir, 65534, 65534), 0);
 	/* 0: the opener has the pid; 1: another user opens; 2: an opener in
 	 * another time namespace (its /proc start times shifted by 1e5 s). */
 	for (int other_user = 0; other_user < 3; other_user++) {
@@ -565,8 +576,9 @@ Test(lock, an_opener_with_a_dead_writers_pid_or_of_another_user_waits_for_the_lo
 		pid_t child, writer = dead_writer(&child), stranger = -1, opener = -1;
 		int p[2];
 		char *holder[] = {PMWAL_LOCK_HOLDER, target, NULL};
-		char *as_nobody[] = {"setpriv",		"--reuid=65534",	"--regid=65534",
-				     "--clear-groups",	PMWAL_LOCK_HOLDER, target, NULL};
+		char *as_nobody[] = {"env",	       st_env,		   "setpriv",
+				     "--reuid=65534", "--regid=65534", "--clear-groups",
+				     PMWAL_LOCK_HOLDER, target,	   NULL};
 		char *in_timens[] = {"unshare", "-T",		"-f",	"--kill-child", "--boottime",
 				     "100000",	PMWAL_LOCK_HOLDER, target, NULL};
 		char *sleeper[] = {"sleep", "60", NULL};
@@ -982,4 +994,309 @@ Test(lock, target_parse_names_kind_path_and_what_follows_the_prefix)
 	cr_assert_eq(pmwal_target_parse(longpath, &t), PMWAL_EBADOPT);
 	cr_assert_eq(t.kind, PMWAL_TARGET_PMEM);
 	cr_assert_eq(t.rest, longpath + 5);
+}
+
+/* ---- another local user ------------------------------------------------------ */
+
+static char other[48]; /* a second local user, made for the test */
+static uid_t other_uid;
+static gid_t other_gid;
+static pid_t held[4]; /* its processes still running */
+
+static void other_user(void)
+{
+	char cmd[160];
+	struct passwd *pw;
+
+	setup_disk();
+	if (geteuid() != 0)
+		cr_skip_test("SKIP: a second local user needs root (useradd)");
+	/* Users of test processes killed at their timeout (no .fini ran). */
+	setpwent();
+	while ((pw = getpwent()))
+		if (!strncmp(pw->pw_name, "pmwal-t-shared-", 15) &&
+		    kill((pid_t)atoi(pw->pw_name + 15), 0) && errno == ESRCH) {
+			snprintf(cmd, sizeof(cmd), "userdel %s >/dev/null 2>&1", pw->pw_name);
+			if (system(cmd) == 0)
+				setpwent();
+		}
+	endpwent();
+	snprintf(other, sizeof(other), "pmwal-t-shared-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "useradd -M -r -s /usr/sbin/nologin %s >/dev/null 2>&1",
+		 other);
+	if (system(cmd) != 0 || !(pw = getpwnam(other))) {
+		other[0] = 0;
+		cr_skip_test("SKIP: useradd failed");
+	}
+	other_uid = pw->pw_uid;
+	other_gid = pw->pw_gid;
+}
+
+static void end(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (int i = 0; i < 4; i++)
+		if (held[i] == pid)
+			held[i] = 0;
+}
+
+static void teardown_other(void)
+{
+	char cmd[160];
+
+	for (int i = 0; i < 4; i++)
+		if (held[i] > 0)
+			end(held[i]);
+	if (other[0]) {
+		snprintf(cmd, sizeof(cmd), "userdel %s >/dev/null 2>&1", other);
+		if (system(cmd) != 0)
+			fprintf(stderr, "userdel %s failed\n", other);
+		other[0] = 0;
+	}
+	teardown();
+}
+
+/* Runs @fn(@arg) as the second user in a child that says 'y' or 'n' on a
+ * pipe, then (@hold) waits to be killed. No Criterion call in the child. */
+static pid_t as_other(bool (*fn)(const char *), const char *arg, bool hold)
+{
+	int p[2];
+	char c = 0;
+	pid_t pid;
+
+	cr_assert_eq(pipe(p), 0);
+	pid = fork();
+	/* No Criterion call in the child, not even a passing assert (with
+	 * --full-stats it waits for the runner on the parent's channel). */
+	if (pid == 0) {
+		close(p[0]);
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != p[1])
+				close(fd);
+		int null = open("/dev/null", O_RDWR);
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
+		    prctl(PR_SET_PDEATHSIG, SIGKILL))
+			_exit(5);
+		if (setgroups(0, NULL) || setresgid(other_gid, other_gid, other_gid) ||
+		    setresuid(other_uid, other_uid, other_uid))
+			_exit(3);
+		c = fn(arg) ? 'y' : 'n';
+		if (write(p[1], &c, 1) != 1)
+			_exit(4);
+		while (hold)
+			pause();
+		_exit(0);
+	}
+	cr_assert_geq(pid, 0);
+	close(p[1]);
+	cr_assert_eq(read(p[0], &c, 1), 1);
+	close(p[0]);
+	cr_assert_eq(c, 'y', "the second user could not do it (%s)", arg);
+	if (!hold)
+		waitpid(pid, NULL, 0);
+	for (int i = 0; hold && i < 4; i++)
+		if (!held[i]) {
+			held[i] = pid;
+			break;
+		}
+	return pid;
+}
+
+/* What a user who can read @path can do: read-lock its first byte (an OFD
+ * lock, which the kernel does not name a pid for). */
+static bool read_lock_ofd(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW);
+	struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+
+	return fd >= 0 && fcntl(fd, F_OFD_SETLK, &fl) == 0; /* kept open */
+}
+
+/* The same with a process-associated lock, and read locks where a writer
+ * leaves its pid mark (to name a stranger as the writer). */
+static bool read_lock_posix(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW);
+	struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	struct flock mark = {.l_type = F_RDLCK,
+			     .l_whence = SEEK_SET,
+			     .l_start = (off_t)(1ull << 40) + 1,
+			     .l_len = 1};
+
+	return fd >= 0 && fcntl(fd, F_SETLK, &fl) == 0 && fcntl(fd, F_SETLK, &mark) == 0;
+}
+
+/*
+ * Any user who can read the log can read-lock its first byte, where the
+ * writer lock lives: no writer can lock it then. pmwal takes no read locks
+ * there, so it is no writer: an open (and a standby, which would wait for
+ * ever) fails within a bounded time saying what holds it, not "open for
+ * writing by another process".
+ */
+Test(lock, a_read_lock_on_the_log_by_another_user_is_named_never_waited_for,
+     .init = other_user, .fini = teardown_other, .timeout = 60)
+{
+	snprintf(target, sizeof(target), "%s/log", dir);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(chmod(dir, 0755), 0);
+	cr_assert_eq(chmod(target, 0644), 0);
+	bool (*lock[])(const char *) = {read_lock_ofd, read_lock_posix};
+
+	for (int how = 0; how < 2; how++) {
+		pid_t holder = as_other(lock[how], target, true);
+
+		for (int standby = 0; standby < 2; standby++) {
+			struct pmwal_options o = opts(standby ? PMWAL_OPEN_WAIT_LOCK : 0);
+			double t0 = now_s();
+			int rc = pmwal_open(&o, &w);
+
+			cr_assert_eq(rc, -ENOLCK, "lock %d, standby %d: %s (%s)", how, standby,
+				     pmwal_strerror(rc), errbuf);
+			cr_assert_lt(now_s() - t0, 30);
+			cr_assert(strstr(errbuf, "read lock") && strstr(errbuf, "chmod"), "%s",
+				  errbuf);
+			if (how == 1) {
+				char pid[32];
+
+				snprintf(pid, sizeof(pid), "pid %d", (int)holder);
+				cr_assert(strstr(errbuf, pid), "%s", errbuf);
+			}
+		}
+		long pid = 1;
+
+		cr_assert_eq(pmwal_writer_pid(target, &pid), 0);
+		cr_assert_eq(pid, 0, "a read lock named as writer pid %ld", pid);
+		end(holder);
+		w = open_or_skip(0);
+		cr_assert_eq(pmwal_close(w), 0);
+	}
+}
+
+/*
+ * A writer SIGKILLed with writes in flight is still exiting while the kernel
+ * finishes them, and holds the lock until then. An open for writing right
+ * after the kill waits for it, as for one that has exited; it was refused
+ * at once as "open for writing by pid N" in about one kill in ten.
+ */
+Test(lock, a_writer_killed_mid_stream_is_waited_for_not_named_as_live,
+     .init = setup_disk, .fini = teardown, .timeout = 120)
+{
+	snprintf(target, sizeof(target), "%s/log", dir);
+	struct pmwal_options o = opts(PMWAL_OPEN_CREATE);
+	struct pmwal *w;
+
+	o.capacity_bytes = 16u << 20;
+	cr_assert_eq(pmwal_open(&o, &w), 0, "create: %s", errbuf);
+	cr_assert_eq(pmwal_close(w), 0);
+	for (int round = 0; round < 20; round++) {
+		pid_t child = writer_child_mode("flood");
+
+		usleep(2000 * (round % 5));
+		kill(child, SIGKILL);
+		o = opts(0);
+		int rc = pmwal_open(&o, &w);
+
+		cr_assert_eq(rc, 0, "round %d: %s (%s)", round, pmwal_strerror(rc), errbuf);
+		cr_assert_eq(pmwal_close(w), 0);
+		waitpid(child, NULL, 0);
+	}
+}
+
+/* The kernel's word on a process: a zombie (not reaped) and a process on
+ * its way out are exiting; a live one, sleeping, is not. */
+Test(lock, a_process_that_is_exiting_is_told_from_a_live_one)
+{
+	pid_t zombie = fork(), live;
+
+	if (zombie == 0) /* no Criterion call in a child (see as_other) */
+		_exit(0);
+	live = fork();
+	if (live == 0) {
+		pause();
+		_exit(0);
+	}
+	cr_assert_geq(zombie, 0);
+	cr_assert_geq(live, 0);
+	for (int i = 0; i < 1000; i++) { /* until it is a zombie */
+		char state = 0;
+
+		if (wal_proc_stat(zombie, &state, NULL) == 0 && state == 'Z')
+			break;
+		usleep(1000);
+	}
+	cr_assert(wal_proc_exiting(zombie), "a zombie counts as alive");
+	cr_assert_not(wal_proc_exiting(live), "a live process counts as exiting");
+	cr_assert_not(wal_proc_exiting(getpid()));
+	kill(live, SIGKILL);
+	waitpid(live, NULL, 0);
+	waitpid(zombie, NULL, 0);
+	/* What /proc says of one killed mid-exit, flag by flag. */
+	const char *live_stat = "42 (a (b) c) S 1 42 42 0 -1 4194560 0 0";
+	const char *exiting = "42 (w) D 1 42 42 0 -1 4194564 0 0";	  /* PF_EXITING */
+	const char *signaled = "42 (w) S 1 42 42 0 -1 4195328 0 0"; /* PF_SIGNALED */
+	const char *quiet = "Name:\tw\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n";
+	const char *shd_kill = "Name:\tw\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000100\n";
+	const char *own_kill = "Name:\tw\nSigPnd:\t0000000000000100\nShdPnd:\t0000000000000000\n";
+	const char *term = "Name:\tw\nSigPnd:\t0000000000004000\nShdPnd:\t0000000000004000\n";
+
+	cr_assert_not(wal_proc_exiting_text(live_stat, quiet));
+	cr_assert_not(wal_proc_exiting_text(live_stat, term), "SIGTERM pending: alive");
+	cr_assert(wal_proc_exiting_text(exiting, quiet));
+	cr_assert(wal_proc_exiting_text(signaled, quiet));
+	cr_assert(wal_proc_exiting_text(live_stat, shd_kill));
+	cr_assert(wal_proc_exiting_text(live_stat, own_kill));
+	cr_assert(wal_proc_exiting_text("42 (w) Z 1 42", quiet));
+}
+
+/* A PMR's lock file lives in /run/lock, which every user may write: one that
+ * another user made first (a symbolic link, or a file it may lock for
+ * ever) is refused by name, never followed. */
+static char pmr_lock[128];
+
+static bool plant_lock_link(const char *path)
+{
+	return symlink("/var/tmp/pmwal-shared-nowhere", path) == 0;
+}
+
+static bool plant_lock_file(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0644);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+Test(lock, a_pmr_lock_file_another_user_made_is_refused_by_name, .init = other_user,
+     .fini = teardown_other)
+{
+	const char *t = "pmr:00fe:fd:1f.7";
+	int fds[WAL_LOCK_FDS];
+	struct stat st;
+
+	snprintf(pmr_lock, sizeof(pmr_lock), "/run/lock/pmwal-pmr-00fe:fd:1f.7.lock");
+	if (stat("/run/lock", &st) || !(st.st_mode & S_ISVTX))
+		cr_skip_test("no sticky /run/lock here");
+	unlink(pmr_lock);
+	bool (*plant[])(const char *) = {plant_lock_link, plant_lock_file};
+
+	for (int how = 0; how < 2; how++) {
+		as_other(plant[how], pmr_lock, false);
+		int rc = wal_lock_writer(t, -1, fds, errbuf, sizeof(errbuf));
+
+		cr_assert_neq(rc, 0, "way %d: locked through what another user made", how);
+		cr_assert(strstr(errbuf, pmr_lock) && strstr(errbuf, "remove it"), "%s", errbuf);
+		cr_assert(access("/var/tmp/pmwal-shared-nowhere", F_OK) != 0,
+			  "the link was followed");
+		cr_assert_eq(unlink(pmr_lock), 0);
+	}
+	cr_assert_eq(wal_lock_writer(t, -1, fds, errbuf, sizeof(errbuf)), 0, "%s", errbuf);
+	for (int i = 0; i < WAL_LOCK_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	unlink(pmr_lock);
 }

@@ -68,6 +68,9 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 /* /proc/@pid/stat (lock.c): its state letter and start time (0: unknown),
  * either may be NULL. 0 or -errno. */
 int wal_proc_stat(long pid, char *state, uint64_t *start);
+/* Whether process @pid is exiting or dead (lock.c): from its /proc texts. */
+bool wal_proc_exiting(long pid);
+bool wal_proc_exiting_text(const char *stat, const char *status);
 
 /* Aligned buffer for device I/O (O_DIRECT); free with free(). */
 void *wal_alloc_io(size_t bytes);
@@ -184,8 +187,8 @@ struct pmwal {
 			      * wal_fail_stop(), which wakes every sleeper */
 	uint64_t groups_written, records_written;
 	char target[256];
-	/* The status page (status.c): NULL where there is none (sim:, no
-	 * /dev/shm); a follower attaches once its writer made it. */
+	/* The status page (status.c): NULL where there is none (sim:; for a
+	 * follower, one its writer has not made, or not one it trusts). */
 	struct wal_status_page *st;
 #define WAL_STATUS_RETIRED 8
 	struct wal_status_page *st_retired[WAL_STATUS_RETIRED]; /* replaced, still mapped */
@@ -195,7 +198,8 @@ struct pmwal {
 	uint32_t st_retired_fd_n;
 	bool st_waitable; /* mapped writable: may count itself a waiter */
 	uint32_t st_dead_pid; /* a writer found dead: its page is not trusted */
-	char st_err[160];     /* why there is no page, for messages */
+	char st_err[480];     /* why there is no page, for messages */
+	int st_rc;	      /* ... and its error (0: none, or not tried) */
 	unsigned long st_ino;
 	char st_path[320];
 	pthread_mutex_t err_mu; /* errmsg: set and read from any thread */

@@ -58,6 +58,7 @@
 #define WAL_LOCK_START_BASE (1ull << 48)
 #define WAL_LOCK_START_SPAN (1ull << 40) /* clock ticks since boot: centuries */
 #define WAL_LOCK_WAIT_MS  3000	       /* for a holder that has exited */
+#define WAL_LOCK_READER_MS 1000	       /* for a read lock on byte 0 to go */
 
 static int ofd_lock(int fd, short type, uint64_t start, uint64_t len, int cmd,
 		    struct flock *fl)
@@ -69,17 +70,38 @@ static int ofd_lock(int fd, short type, uint64_t start, uint64_t len, int cmd,
 	return fcntl(fd, cmd, fl);
 }
 
-/* The first byte locked by another description in [@base, @base + @span),
- * as an offset from @base, or -1. */
+/* A byte write-locked by another description in [@base, @base + @span), as
+ * an offset from @base, or -1. Read locks are skipped: a writer marks with
+ * write locks, and anyone who can read the file can take read locks there
+ * (to name a stranger as the writer, or hide it); a few at most. */
 static long long lock_mark(int fd, uint64_t base, uint64_t span)
 {
 	struct flock fl;
+	uint64_t from = base;
 
-	if (ofd_lock(fd, F_WRLCK, base, span, F_OFD_GETLK, &fl))
-		return -1;
-	if (fl.l_type == F_UNLCK || (uint64_t)fl.l_start < base)
-		return -1;
-	return (long long)((uint64_t)fl.l_start - base);
+	for (int skipped = 0; skipped < 8 && from < base + span; skipped++) {
+		if (ofd_lock(fd, F_WRLCK, from, base + span - from, F_OFD_GETLK, &fl))
+			return -1;
+		if (fl.l_type == F_UNLCK || (uint64_t)fl.l_start < from ||
+		    (uint64_t)fl.l_start >= base + span)
+			return -1;
+		if (fl.l_type == F_WRLCK)
+			return (long long)((uint64_t)fl.l_start - base);
+		from = (uint64_t)fl.l_start + (fl.l_len > 0 ? (uint64_t)fl.l_len : span);
+	}
+	return -1;
+}
+
+/* Whether what keeps a writer out of @fd's byte 0 is a read lock (and its
+ * pid into @pid where the kernel names one: a POSIX lock's, not an OFD's). */
+static bool read_locked(int fd, long *pid)
+{
+	struct flock fl;
+
+	if (ofd_lock(fd, F_WRLCK, 0, 1, F_OFD_GETLK, &fl) || fl.l_type != F_RDLCK)
+		return false;
+	*pid = fl.l_pid > 0 ? (long)fl.l_pid : 0;
+	return true;
 }
 
 /* This process's namespace of @kind ("pid", "time"), as the inode of
@@ -135,6 +157,66 @@ int wal_proc_stat(long pid, char *state, uint64_t *start)
 	return 0;
 }
 
+/*
+ * Whether the process whose /proc/PID/stat line is @stat and /proc/PID/status
+ * text is @status is on its way out: a zombie or dead (state Z, X), already
+ * in exit (PF_EXITING) or on the fatal-signal path (PF_SIGNALED: a thread
+ * took the signal that kills the process), or with SIGKILL pending, to the
+ * process or to its first thread (SIGKILL sent to a process stays pending
+ * for the process until its last thread is gone). A writer SIGKILLed with
+ * io_uring writes in flight lives on, so, for as long as the kernel
+ * finishes them: it is no live holder.
+ */
+#define WAL_PF_EXITING	0x00000004u
+#define WAL_PF_SIGNALED 0x00000400u
+
+bool wal_proc_exiting_text(const char *stat, const char *status)
+{
+	const char *p = stat ? strrchr(stat, ')') : NULL;
+	unsigned long long flags = 0;
+	char state = 0;
+
+	if (p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %llu", &state, &flags) >= 1 &&
+	    (state == 'Z' || state == 'X' || (flags & (WAL_PF_EXITING | WAL_PF_SIGNALED))))
+		return true;
+	for (const char *line = status; line && *line;) {
+		unsigned long long mask;
+
+		if ((!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7)) &&
+		    sscanf(line + 7, "%llx", &mask) == 1 && (mask & (1ull << (SIGKILL - 1))))
+			return true;
+		line = strchr(line, '\n');
+		line = line ? line + 1 : NULL;
+	}
+	return false;
+}
+
+static bool read_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return true;
+}
+
+bool wal_proc_exiting(long pid)
+{
+	char path[64], stat[1024], status[4096];
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (!read_text(path, stat, sizeof(stat)))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	if (!read_text(path, status, sizeof(status)))
+		status[0] = 0;
+	return wal_proc_exiting_text(stat, status);
+}
+
 /* This process's boot-time offset (its time namespace's), in clock ticks. */
 static long long boottime_offset(void)
 {
@@ -178,7 +260,7 @@ enum holder_state {
 	HOLDER_UNKNOWN, /* no pid mark, or another PID namespace's pid */
 	HOLDER_SELF,	/* this process (another handle, or a child it forked) */
 	HOLDER_LIVE,	/* that pid, alive: the writer */
-	HOLDER_EXITED,	/* gone, a zombie, or its pid now another process's */
+	HOLDER_EXITED,	/* gone, exiting (killed), or its pid now another process's */
 };
 
 static void read_holder(int fd, struct holder *h)
@@ -212,7 +294,7 @@ static enum holder_state holder_state(const struct holder *h)
 		return HOLDER_EXITED;
 	if (wal_proc_stat(self ? 0 : (long)h->pid, &state, &t) != 0)
 		return self ? HOLDER_SELF : HOLDER_LIVE;
-	if (state == 'Z' || state == 'X')
+	if (state == 'Z' || state == 'X' || (!self && wal_proc_exiting((long)h->pid)))
 		return HOLDER_EXITED;
 	t = start_as_root(t);
 	if (h->start > 0 && t && t != (uint64_t)h->start)
@@ -325,6 +407,7 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 	 * should have been refused succeeded (test_lock in CI). */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	now = t0;
+	long nomark_from = -1; /* when the holder's marks went missing */
 	for (long waited = 0;; waited = (now.tv_sec - t0.tv_sec) * 1000L +
 					(now.tv_nsec - t0.tv_nsec) / 1000000L) {
 		if (ofd_lock(fd, F_WRLCK, 0, 1, F_OFD_SETLK, &fl) == 0)
@@ -336,6 +419,35 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 				 strerror(-rc));
 			close(fd);
 			return rc;
+		}
+		/*
+		 * A read lock on byte 0 is no pmwal writer's (writers lock it for
+		 * writing, readers not at all): any process that can read the log
+		 * can take one, and it keeps every writer out for as long as it
+		 * likes. Waited for briefly (a tool reading the log), then refused
+		 * with what it is, never waited for without end (a standby would).
+		 */
+		long rpid = 0;
+
+		if (read_locked(fd, &rpid)) {
+			if (waited < WAL_LOCK_READER_MS) {
+				usleep(5000);
+				clock_gettime(CLOCK_MONOTONIC, &now);
+				continue;
+			}
+			char by[32] = "";
+
+			if (rpid)
+				snprintf(by, sizeof(by), " (pid %ld)", rpid);
+			snprintf(err, errlen,
+				 "%s: a process that can read the log%s holds a read lock on "
+				 "its first byte (%s), which keeps every writer out; it is no "
+				 "pmwal writer (those lock it for writing, readers not at all). "
+				 "Find it (lslocks), stop it, and keep the log unreadable to "
+				 "other users (chmod 600 or 640)",
+				 target, by, what);
+			close(fd);
+			return -ENOLCK;
 		}
 		struct holder h;
 
@@ -358,8 +470,14 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		/* No mark at all: the holder may have let go between our two
 		 * looks (its file released just now: a takeover right after the
 		 * writer died was refused so, naming no one). Look again, briefly;
-		 * a holder that leaves no mark is still refused within 20 ms. */
-		if (pid < 0 && hns < 0 && waited < 20) {
+		 * a holder that leaves no mark is still refused within 20 ms of
+		 * its marks going (not of the first look: an exiting holder may
+		 * have been waited for longer than that already). */
+		if (pid >= 0 || hns >= 0)
+			nomark_from = -1;
+		else if (nomark_from < 0)
+			nomark_from = waited;
+		if (pid < 0 && hns < 0 && waited - nomark_from < 20) {
 			usleep(5000);
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			continue;
@@ -432,15 +550,43 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 	 * On the device's own open file where it has one (a duplicate shares
 	 * it). O_NONBLOCK: opening a FIFO must not hang (the device refuses it).
 	 */
+	bool lock_file = rc > 0;
+
 	if (dev_fd >= 0 && !rc)
 		fd = fcntl(dev_fd, F_DUPFD_CLOEXEC, 0);
 	else
-		fd = open(node, O_RDWR | O_NONBLOCK | O_CLOEXEC | (rc ? O_CREAT : 0), 0644);
+		fd = open(node, O_RDWR | O_NONBLOCK | O_CLOEXEC | (rc ? O_CREAT | O_NOFOLLOW : 0),
+			  0644);
 	if (fd < 0) {
+		struct stat lst;
+
 		rc = -errno;
-		snprintf(err, errlen, "%s: opening %s to lock it for writing: %s", target,
-			 node, strerror(errno));
+		/* A lock file's directory is everyone's: say whose it is. */
+		if (rc != -ENOENT && lock_file && lstat(node, &lst) == 0 &&
+		    (S_ISLNK(lst.st_mode) || (lst.st_uid != geteuid() && lst.st_uid != 0)))
+			snprintf(err, errlen,
+				 "%s: the writer lock file %s is %s of uid %u, not this user's "
+				 "or root's: another user may have made it to keep writers out "
+				 "or to be followed; remove it",
+				 target, node, S_ISLNK(lst.st_mode) ? "a symbolic link" : "a file",
+				 (unsigned)lst.st_uid);
+		else
+			snprintf(err, errlen, "%s: opening %s to lock it for writing: %s",
+				 target, node, strerror(-rc));
 		return rc;
+	}
+	/* A lock file lives in a directory everyone can write (/run/lock): one
+	 * another user made first could be held by that user for ever. */
+	struct stat lst = {0};
+
+	if (lock_file && (fstat(fd, &lst) || !S_ISREG(lst.st_mode) ||
+		       (lst.st_uid != geteuid() && lst.st_uid != 0))) {
+		snprintf(err, errlen,
+			 "%s: the writer lock file %s is not this user's or root's (owner uid "
+			 "%u): another user may have made it to keep writers out; remove it",
+			 target, node, (unsigned)lst.st_uid);
+		close(fd);
+		return -EPERM;
 	}
 	/*
 	 * A loop device's storage is its backing file too, and that may be a
@@ -524,8 +670,8 @@ static long probe_fd(int fd)
 
 	if (ofd_lock(fd, F_WRLCK, 0, 1, F_OFD_GETLK, &fl))
 		return -errno;
-	if (fl.l_type == F_UNLCK)
-		return 0;
+	if (fl.l_type == F_UNLCK || fl.l_type == F_RDLCK)
+		return 0; /* a read lock is never a writer's (lock_fd_for) */
 	read_holder(fd, &h);
 	enum holder_state hs = holder_state(&h);
 

@@ -32,6 +32,31 @@
  * Every process that maps the page holds a shared byte lock on its file, and
  * only a writer that can take it exclusively removes the page (ofd_lock()).
  *
+ * Who may do what (the directory, /dev/shm, is everyone's):
+ * - Write: the writer's user alone. The page is made with mode 0600 plus
+ *   the log's own group and other read bits; a writer uses a page only if it
+ *   is its own user's, a regular file of one link and a page's size that no
+ *   one else may write, in a directory no one else may replace it in (its
+ *   user's or root's, not writable by others unless sticky; a symbolic link
+ *   to it only if its user or root made it). Anything else at the page's
+ *   name (a file, link, FIFO of another user's, a page of another log) is
+ *   replaced by a new page, renamed into place in exchange for what was
+ *   judged there, never opened through the name; where that is not allowed
+ *   (another user's, to a writer not root; a directory) the open fails
+ *   naming it, its owner and what to do. A writer never runs without a page.
+ * - Read: who may read the log. A follower trusts a page of its own user,
+ *   of root or of the log's owner, and reads it read-only if it cannot
+ *   write it (then it sleeps in short rounds, not on the futex).
+ * - Lock: anyone who can read the page can take shared locks on its bytes.
+ *   Nothing a writer does waits for one: the users' lock it takes shared
+ *   (which only an exclusive lock, of a writer of its user, closing,
+ *   holds off, and only for WAL_STATUS_LOCK_MS at most), it takes
+ *   exclusively only to remove the page at close, without waiting.
+ * So a hostile local user can at most keep a page from being removed or
+ * delay a follower (one that trusts the page and reads it); it can never
+ * hang a writer, make one run without its page, or have one write through
+ * a link.
+ *
  * Nothing here is durable and nothing here is trusted for correctness of
  * what is read: followers still check every block they read (format.c).
  * What the page says can only make a follower read less (a durable end not
@@ -47,6 +72,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -142,87 +168,343 @@ int wal_status_path(const char *target, uint64_t log_id, char *buf, size_t len)
 }
 
 /*
- * Two byte locks on the page file (open-file-description locks: they go with
- * the descriptor, whichever process or thread holds it): LOCK_INIT, held by
- * a writer while it initialises a new page; LOCK_USERS, held shared by every
- * handle that maps the page, for as long as it does. A closing writer
- * removes the page only if it can take LOCK_USERS exclusively: nobody else
- * uses it. One that opens it takes LOCK_USERS shared and then makes sure the
- * name still leads to it (it was not removed in between), or opens again.
- * So every process using a log's page at one time uses the same one: a
- * writer taken over can never remove the page that fences it.
+ * One byte lock on the page file (an open-file-description lock: it goes
+ * with the descriptor, whichever process or thread holds it): LOCK_USERS,
+ * held shared by every handle that maps the page, for as long as it does. A
+ * closing writer removes the page only if it can take LOCK_USERS
+ * exclusively: nobody else uses it. One that opens it takes LOCK_USERS
+ * shared and then makes sure the name still leads to it (it was not removed
+ * in between), or opens again. So every process using a log's page at one
+ * time uses the same one: a writer taken over can never remove the page
+ * that fences it.
+ *
+ * Anyone who can read the page can take a shared lock on any of its bytes,
+ * so no lock a writer needs is ever waited for without bound: LOCK_USERS
+ * exclusively is only tried (a reader keeps the page from being removed,
+ * nothing more), and shared it conflicts only with a closing writer of this
+ * user, for a moment (WAL_STATUS_LOCK_MS). No lock guards a page being
+ * made: a writer makes a new page whole in a file of its own and renames
+ * it into place (make_page), so nobody ever sees half of one.
  */
-#define LOCK_INIT  0
 #define LOCK_USERS 1
+#define WAL_STATUS_LOCK_MS 2000
 
 static int ofd_lock(int fd, short type, off_t byte, bool wait)
 {
 	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1};
 
-	return fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) ? -errno : 0;
+	if (!wait)
+		return fcntl(fd, F_OFD_SETLK, &fl) ? -errno : 0;
+	/* Bounded: F_OFD_SETLKW would wait for as long as a holder likes. */
+	for (uint64_t t0 = now_ms();; usleep(1000)) {
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+			return 0;
+		if ((errno != EAGAIN && errno != EACCES) || now_ms() - t0 > WAL_STATUS_LOCK_MS)
+			return -errno;
+	}
 }
 
-/* Maps @fd's page (@rw: writable); a writer (@init) initialises it under
- * LOCK_INIT when it is new or another log's. NULL on failure (errno set). */
-static struct wal_status_page *map_page(int fd, uint64_t log_id, bool rw, bool init)
+/* Maps @fd's page (@rw: writable): NULL on failure (errno set; ENODATA: not
+ * a page of log @log_id, or not yet whole). */
+static struct wal_status_page *map_page(int fd, uint64_t log_id, bool rw)
 {
-	bool writable = init;
-
 	struct stat st;
 	struct wal_status_page *p;
 
 	if (fstat(fd, &st))
 		return NULL;
-	/* /dev/shm is everyone's: a page is a regular file of one link, of
-	 * its own size, owned by whoever it must be (wal_status_attach), never
-	 * a file of ours another user linked or planted there. */
+	/* /dev/shm is everyone's: a page is a regular file of one link and of
+	 * its own size (attach checks who owns it), never a file of ours
+	 * another user linked or planted there. */
 	if (!S_ISREG(st.st_mode) || st.st_nlink != 1 ||
 	    (st.st_size != 0 && st.st_size != WAL_STATUS_BYTES)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (writable) {
-		if (ofd_lock(fd, F_WRLCK, LOCK_INIT, true))
-			return NULL;
-		if (st.st_size < WAL_STATUS_BYTES && ftruncate(fd, WAL_STATUS_BYTES)) {
-			int e = errno;
-
-			ofd_lock(fd, F_UNLCK, LOCK_INIT, false);
-			errno = e;
-			return NULL;
-		}
-	} else if (st.st_size < WAL_STATUS_BYTES) {
-		errno = ENODATA; /* its writer is making it */
+	if (st.st_size < WAL_STATUS_BYTES) {
+		errno = ENODATA;
 		return NULL;
 	}
-	p = mmap(NULL, WAL_STATUS_BYTES, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED,
-		 fd, 0);
-	if (p == MAP_FAILED) {
-		int e = errno;
-
-		if (writable)
-			ofd_lock(fd, F_UNLCK, LOCK_INIT, false);
-		errno = e;
+	p = mmap(NULL, WAL_STATUS_BYTES, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
 		return NULL;
-	}
-	bool ours = LD(p->magic) == WAL_STATUS_MAGIC && LD(p->version) == WAL_STATUS_VERSION &&
-		    LD(p->log_id) == log_id;
-
-	if (writable && !ours) {
-		memset(p, 0, WAL_STATUS_BYTES);
-		ST(p->log_id, log_id);
-		ST(p->version, WAL_STATUS_VERSION);
-		__atomic_store_n(&p->magic, WAL_STATUS_MAGIC, __ATOMIC_RELEASE);
-		ours = true;
-	}
-	if (writable)
-		ofd_lock(fd, F_UNLCK, LOCK_INIT, false);
-	if (!ours) {
+	if (__atomic_load_n(&p->magic, __ATOMIC_ACQUIRE) != WAL_STATUS_MAGIC ||
+	    LD(p->version) != WAL_STATUS_VERSION || LD(p->log_id) != log_id) {
 		munmap(p, WAL_STATUS_BYTES);
 		errno = ENODATA;
 		return NULL;
 	}
 	return p;
+}
+
+/* What @st is, for messages: "a symbolic link", "a file of 100 bytes"... */
+static const char *describe(const struct stat *st, char *buf, size_t len)
+{
+	if (S_ISLNK(st->st_mode))
+		return "a symbolic link";
+	if (S_ISDIR(st->st_mode))
+		return "a directory";
+	if (S_ISFIFO(st->st_mode))
+		return "a FIFO";
+	if (!S_ISREG(st->st_mode))
+		return "a special file";
+	if (st->st_nlink != 1)
+		snprintf(buf, len, "a file of %lu links", (unsigned long)st->st_nlink);
+	else if (st->st_size != WAL_STATUS_BYTES)
+		snprintf(buf, len, "a file of %lld bytes", (long long)st->st_size);
+	else if (st->st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(buf, len, "a file others may write (mode %04o)",
+			 (unsigned)(st->st_mode & 07777));
+	else
+		snprintf(buf, len, "a file");
+	return buf;
+}
+
+/* A page this writer may use as it is: its own user's, writable by nobody
+ * else, one link, a page's size (what it holds is checked once mapped). */
+static bool page_usable(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() && st->st_nlink == 1 &&
+	       st->st_size == WAL_STATUS_BYTES && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * The directory pages go in, opened for a writer into *@dfd. Whoever may
+ * replace files in it may replace the page: it must be this user's or
+ * root's, and writable by nobody else unless sticky (as /dev/shm is, where
+ * others cannot remove or rename this user's files). A symbolic link to it
+ * is followed only if this user or root made it.
+ */
+static int open_page_dir(struct pmwal *w, const char *dir, int *dfd)
+{
+	uid_t me = geteuid();
+	struct stat st;
+	int fd;
+
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != me && st.st_uid != 0) {
+		snprintf(w->st_err, sizeof(w->st_err),
+			 "the status directory %s is a symbolic link of uid %u, who may point "
+			 "it anywhere; remove it, or set PMWAL_STATUS_DIR to a directory only "
+			 "you can write",
+			 dir, (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int rc = -errno;
+
+		snprintf(w->st_err, sizeof(w->st_err),
+			 "the status directory %s: %s; create it (writable by you alone), or "
+			 "set PMWAL_STATUS_DIR to a directory that is",
+			 dir, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &st) || (st.st_uid != me && st.st_uid != 0) ||
+	    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+		snprintf(w->st_err, sizeof(w->st_err),
+			 "the status directory %s (owner uid %u, mode %04o) lets %s replace "
+			 "the status page in it; set PMWAL_STATUS_DIR to a directory of "
+			 "yours that only you can write (or one with the sticky bit, as "
+			 "/dev/shm)",
+			 dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			 st.st_uid != me && st.st_uid != 0 ? "its owner" : "other users");
+		close(fd);
+		return -EPERM;
+	}
+	*dfd = fd;
+	return 0;
+}
+
+/* The page's mode: this user's to write; readable by those who may read
+ * the log (its group and other read bits), who may follow it. */
+static mode_t page_mode(const struct pmwal *w)
+{
+	struct pmwal_target t;
+	struct stat st;
+	mode_t m = 0600;
+
+	if (!pmwal_target_parse(w->target, &t) && t.kind != PMWAL_TARGET_PMR &&
+	    stat(t.path, &st) == 0)
+		m |= st.st_mode & (S_IRGRP | S_IROTH);
+	return m;
+}
+
+/*
+ * A new page for the writer @w, whole before anyone can see it: made in a
+ * file of its own (a random name in the same directory, O_EXCL) and renamed
+ * to @name, only where @name is free (@judged NULL), or else in exchange for
+ * what is there (@judged: what the caller found there), which then goes only
+ * if it is what was judged. Nothing is ever opened through @name here, so
+ * nothing is written through a link. 0 with *@fd (holding LOCK_USERS) and
+ * *@pp, or -errno: -EEXIST (@name taken meanwhile), -EPERM/-EACCES (what is
+ * there is not this user's to replace).
+ */
+static int make_page(struct pmwal *w, int dfd, const char *name, const struct stat *judged,
+		     int *fd_out, struct wal_status_page **pp)
+{
+	char tmp[160];
+	uint64_t r = 0;
+	int fd = -1, rc;
+	struct wal_status_page *p;
+
+	for (int tries = 0; fd < 0 && tries < 8; tries++) {
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r ^= now_ms() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 32;
+		snprintf(tmp, sizeof(tmp), ".%.100s.%016llx", name, (unsigned long long)r);
+		fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (fd < 0)
+		return -EEXIST;
+	if (fchmod(fd, page_mode(w)) || ftruncate(fd, WAL_STATUS_BYTES)) {
+		rc = -errno;
+		goto out_unlink;
+	}
+	p = mmap(NULL, WAL_STATUS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		rc = -errno;
+		goto out_unlink;
+	}
+	ST(p->log_id, w->sb.log_id);
+	ST(p->version, WAL_STATUS_VERSION);
+	__atomic_store_n(&p->magic, WAL_STATUS_MAGIC, __ATOMIC_RELEASE);
+	(void)ofd_lock(fd, F_RDLCK, LOCK_USERS, false); /* nobody else has it yet */
+	rc = renameat2(dfd, tmp, dfd, name, judged ? RENAME_EXCHANGE : RENAME_NOREPLACE);
+	if (rc && errno == EINVAL) /* a filesystem without them */
+		rc = judged ? renameat(dfd, tmp, dfd, name)
+			    : (linkat(dfd, tmp, dfd, name, 0) ? -1 : unlinkat(dfd, tmp, 0));
+	else if (!rc && judged) {
+		/* What was at @name is at @tmp now: removed if it is what was
+		 * judged (whatever else someone put there in between is left). */
+		int old = openat(dfd, tmp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat ost;
+
+		if (old >= 0 && fstat(old, &ost) == 0 && ost.st_dev == judged->st_dev &&
+		    ost.st_ino == judged->st_ino)
+			(void)unlinkat(dfd, tmp, S_ISDIR(ost.st_mode) ? AT_REMOVEDIR : 0);
+		if (old >= 0)
+			close(old);
+	}
+	if (rc) {
+		rc = -errno;
+		munmap(p, WAL_STATUS_BYTES);
+		goto out_unlink;
+	}
+	*fd_out = fd;
+	*pp = p;
+	return 0;
+out_unlink:
+	(void)unlinkat(dfd, tmp, 0);
+	close(fd);
+	return rc;
+}
+
+/*
+ * A writer's page: the one at @name if it is this user's and whole, else a
+ * new one in its place (make_page). What is there and cannot be replaced
+ * (another user's, for a writer not root; a directory), or must not be (a
+ * breaker uses the page its holder uses, or none), is refused with what it
+ * is and what to do: a writer never runs without its page.
+ */
+static int attach_writer(struct pmwal *w, const char *path, int *fd_out,
+			 struct wal_status_page **pp, struct stat *st)
+{
+	const char *name = strrchr(path, '/') + 1;
+	char dir[sizeof(w->st_path)], what[64];
+	int dfd = -1, rc = -EAGAIN;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(name - path - 1), path);
+	if (!dir[0])
+		snprintf(dir, sizeof(dir), "/");
+	rc = open_page_dir(w, dir, &dfd);
+	if (rc)
+		return rc;
+	for (int tries = 0; tries < 16; tries++) {
+		int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0 && errno == ENOENT) {
+			rc = make_page(w, dfd, name, NULL, fd_out, pp);
+			if (rc == -EEXIST)
+				continue; /* made meanwhile: look at it */
+			if (rc)
+				snprintf(w->st_err, sizeof(w->st_err),
+					 "%s: cannot make it: %s; set PMWAL_STATUS_DIR to a "
+					 "directory only you can write",
+					 path, strerror(-rc));
+			break;
+		}
+		if (fd < 0 || fstat(fd, st)) {
+			rc = -errno;
+			snprintf(w->st_err, sizeof(w->st_err), "%s: %s", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		close(fd);
+		if (page_usable(st)) {
+			struct stat now;
+
+			fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			if (fd < 0 || fstat(fd, &now) || now.st_ino != st->st_ino ||
+			    now.st_dev != st->st_dev) {
+				if (fd >= 0)
+					close(fd);
+				rc = -EAGAIN; /* replaced or removed meanwhile */
+				continue;
+			}
+			/* Exclusively only by a writer of this user, closing. */
+			rc = ofd_lock(fd, F_RDLCK, LOCK_USERS, true);
+			if (rc) {
+				close(fd);
+				snprintf(w->st_err, sizeof(w->st_err),
+					 "%s: its users' lock: %s after %d ms; is another "
+					 "process of yours holding it?",
+					 path, strerror(-rc), WAL_STATUS_LOCK_MS);
+				break;
+			}
+			if (fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) ||
+			    now.st_ino != st->st_ino) {
+				close(fd);
+				rc = -EAGAIN; /* removed by a closing writer meanwhile */
+				continue;
+			}
+			*pp = map_page(fd, w->sb.log_id, true);
+			if (*pp) {
+				*fd_out = fd;
+				rc = 0;
+				break;
+			}
+			close(fd); /* another log's, an older version's: a new one */
+		}
+		if (w->lock_broken || S_ISDIR(st->st_mode)) {
+			rc = -EEXIST;
+		} else {
+			rc = make_page(w, dfd, name, st, fd_out, pp);
+			if (rc == -EEXIST || rc == -ENOENT)
+				continue; /* removed meanwhile: look again */
+			if (!rc)
+				break;
+		}
+		snprintf(w->st_err, sizeof(w->st_err),
+			 "%s is %s of uid %u, not a status page of this user's%s%s; remove "
+			 "it (as its owner or root), or set PMWAL_STATUS_DIR to a directory "
+			 "only you can write",
+			 path, describe(st, what, sizeof(what)), (unsigned)st->st_uid,
+			 rc == -EEXIST ? "" : ", and cannot be replaced: ",
+			 rc == -EEXIST ? "" : strerror(-rc));
+		break;
+	}
+	if (rc == -EAGAIN)
+		snprintf(w->st_err, sizeof(w->st_err),
+			 "%s: replaced or removed each time it was opened; open again", path);
+	if (!rc && fstat(*fd_out, st)) {
+		rc = -errno;
+		munmap(*pp, WAL_STATUS_BYTES);
+		close(*fd_out);
+	}
+	close(dfd);
+	return rc;
 }
 
 static int attach(struct pmwal *w, bool writer)
@@ -231,6 +513,7 @@ static int attach(struct pmwal *w, bool writer)
 	struct stat st;
 	int fd, rc;
 	struct pmwal_target t;
+	struct wal_status_page *p = NULL;
 
 	if (w->st)
 		return 0;
@@ -245,28 +528,30 @@ static int attach(struct pmwal *w, bool writer)
 	}
 	snprintf(w->st_path, sizeof(w->st_path), "%s", path);
 	if (writer) {
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	} else {
-		/* Read-write to count ourselves among the waiters; a follower
-		 * of another user sleeps in short rounds instead. */
-		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0 && (errno == EACCES || errno == EROFS))
-			fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		rc = attach_writer(w, path, &fd, &p, &st);
+		if (rc)
+			return rc == -EAGAIN ? -EBUSY : rc;
+		goto attached;
 	}
+	/* Read-write to count ourselves among the waiters; a follower of
+	 * another user reads it read-only and sleeps in short rounds instead.
+	 * O_NONBLOCK: a FIFO planted there must not hang the open. */
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0 && (errno == EACCES || errno == EROFS))
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(w->st_err, sizeof(w->st_err), "%s: %s", path, strerror(errno));
 		return rc;
 	}
-	/* Trusted only from this user (a writer), or from the log's owner, this
-	 * user or root (a follower, who may be another user than its writer). */
+	/* Trusted only from the log's owner, this user or root (the writer may
+	 * be another user than its followers). */
 	struct stat lst;
 
 	if (fstat(fd, &st) ||
-	    (st.st_uid != geteuid() &&
-	     (writer || (st.st_uid != 0 && (pmwal_target_parse(w->target, &t) ||
-					    t.kind == PMWAL_TARGET_PMR || stat(t.path, &lst) ||
-					    lst.st_uid != st.st_uid))))) {
+	    (st.st_uid != geteuid() && st.st_uid != 0 &&
+	     (pmwal_target_parse(w->target, &t) || t.kind == PMWAL_TARGET_PMR ||
+	      stat(t.path, &lst) || lst.st_uid != st.st_uid))) {
 		close(fd);
 		snprintf(w->st_err, sizeof(w->st_err), "%s: owned by uid %u, not trusted", path,
 			 (unsigned)st.st_uid);
@@ -283,9 +568,7 @@ static int attach(struct pmwal *w, bool writer)
 			 rc ? strerror(-rc) : "removed while opened");
 		return rc ? rc : -EAGAIN;
 	}
-	int acc = fcntl(fd, F_GETFL) & O_ACCMODE;
-	struct wal_status_page *p = map_page(fd, w->sb.log_id, acc == O_RDWR, writer);
-
+	p = map_page(fd, w->sb.log_id, (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR);
 	rc = p ? 0 : -errno;
 	if (rc) {
 		close(fd);
@@ -294,13 +577,14 @@ static int attach(struct pmwal *w, bool writer)
 				       : strerror(-rc));
 		return rc;
 	}
+attached:
 	if (w->st_fd >= 0 && w->st_retired_fd_n < WAL_STATUS_RETIRED)
 		w->st_retired_fd[w->st_retired_fd_n++] = w->st_fd;
 	else if (w->st_fd >= 0)
 		close(w->st_fd);
 	w->st_fd = fd; /* holds LOCK_USERS while the page is used */
 	w->st_ino = st.st_ino;
-	w->st_waitable = acc == O_RDWR;
+	w->st_waitable = (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
 	w->st_err[0] = 0;
 	__atomic_store_n(&w->st, p, __ATOMIC_RELEASE);
 	return 0;
@@ -314,6 +598,7 @@ int wal_status_attach(struct pmwal *w, bool writer)
 	 * lock: a few tries, then without one. */
 	for (int tries = 0; (rc = attach(w, writer)) == -EAGAIN && tries < 16; tries++)
 		;
+	w->st_rc = rc;
 	return rc;
 }
 
@@ -426,6 +711,10 @@ static bool pid_alive(uint32_t pid, uint64_t start)
 {
 	if (!pid || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
 		return false;
+	/* A zombie, or a writer killed and still exiting: its writes are
+	 * done once the writer lock is free (lock.c), and it begins none. */
+	if (pid != (uint32_t)getpid() && wal_proc_exiting((long)pid))
+		return false;
 	uint64_t now = start ? pid_start_time(pid) : 0;
 
 	return !start || !now || now == start;
@@ -454,8 +743,18 @@ int wal_status_claim(struct pmwal *w, uint32_t want, long holder, char *err, siz
 
 	w->own_epoch = want;
 	if (!p) {
-		if (!broke)
-			return 0;
+		struct pmwal_target t;
+
+		/* Never without a page: followers would learn of nothing until
+		 * the close, and a lock could not be broken. */
+		if (!broke && (pmwal_target_parse(w->target, &t) || t.kind == PMWAL_TARGET_SIM ||
+			       w->lock_fd[0] < 0))
+			return 0; /* a medium of this process alone (wal_open_dev) */
+		if (!broke) {
+			snprintf(err, errlen, "%s: no status page for the log's writer: %s", w->target,
+				 w->st_err[0] ? w->st_err : "none");
+			return w->st_rc < 0 ? w->st_rc : -EPERM;
+		}
 		snprintf(err, errlen,
 			 "%s: cannot break the writer lock: there is no status page to fence "
 			 "its holder with (%s); nothing was changed",

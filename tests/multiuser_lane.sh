@@ -259,8 +259,24 @@ c_page_full_fs() {
 	fi
 	newlog full.log
 	uhelp fill "$MNT" >"$T/full.h.out" 2>&1
-	writer_follow "$MNT" "$T/full.log" full
-	grep -q 'signal\|Bus' "$T/full.w.err" && why "the writer died of a signal"
+	# A writer that cannot have its page refuses to start, saying the
+	# directory is full (never a SIGBUS), or runs with a page it could
+	# allocate and is heard by its followers.
+	local rc
+	env PMWAL_STATUS_DIR="$MNT" timeout 8 "$EX/ship_primary" "$T/full.log" --count 3 \
+		--rate 100 >"$T/full.w.out" 2>"$T/full.w.err"
+	rc=$?
+	if [ $rc = 124 ]; then
+		why "the writer hung"
+	elif [ $rc -gt 128 ]; then
+		why "the writer died of signal $((rc - 128))"
+	elif [ $rc != 0 ]; then
+		grep -q 'status page' "$T/full.w.err" && grep -q 'No space left' "$T/full.w.err" ||
+			why "refused without saying its status page's directory is full ($(head -c 300 "$T/full.w.err"))"
+	else
+		writer_follow "$MNT" "$T/full.log" full
+		grep -q 'signal\|Bus' "$T/full.w.err" && why "the writer died of a signal"
+	fi
 	umount -l "$MNT"
 	MNT=""
 }

@@ -357,8 +357,15 @@ static int make_page(struct pmwal *w, int dfd, const char *name, const struct st
 	}
 	if (fd < 0)
 		return -EEXIST;
-	if (fchmod(fd, page_mode(w)) || ftruncate(fd, WAL_STATUS_BYTES)) {
+	/* Allocated, not only sized: a store to a page of a full tmpfs that
+	 * has no memory behind it is SIGBUS, for the writer and every
+	 * follower; a full directory must be an error message instead. */
+	if (fchmod(fd, page_mode(w))) {
 		rc = -errno;
+		goto out_unlink;
+	}
+	if ((rc = posix_fallocate(fd, 0, WAL_STATUS_BYTES)) != 0) {
+		rc = -rc;
 		goto out_unlink;
 	}
 	p = mmap(NULL, WAL_STATUS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -429,9 +436,10 @@ static int attach_writer(struct pmwal *w, const char *path, int *fd_out,
 				continue; /* made meanwhile: look at it */
 			if (rc)
 				snprintf(w->st_err, sizeof(w->st_err),
-					 "%s: cannot make it: %s; set PMWAL_STATUS_DIR to a "
+					 "%s: cannot make it: %s; %sset PMWAL_STATUS_DIR to a "
 					 "directory only you can write",
-					 path, strerror(-rc));
+					 path, strerror(-rc),
+					 rc == -ENOSPC ? "free space there, or " : "");
 			break;
 		}
 		if (fd < 0 || fstat(fd, st)) {
@@ -468,6 +476,18 @@ static int attach_writer(struct pmwal *w, const char *path, int *fd_out,
 				close(fd);
 				rc = -EAGAIN; /* removed by a closing writer meanwhile */
 				continue;
+			}
+			/* One an older pmwal made was only sized (make_page). */
+			int e = posix_fallocate(fd, 0, WAL_STATUS_BYTES);
+
+			if (e) {
+				close(fd);
+				rc = -e;
+				snprintf(w->st_err, sizeof(w->st_err),
+					 "%s: cannot allocate it: %s; free space there, or set "
+					 "PMWAL_STATUS_DIR to another directory",
+					 path, strerror(e));
+				break;
 			}
 			*pp = map_page(fd, w->sb.log_id, true);
 			if (*pp) {

@@ -625,8 +625,8 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 	 * Followers and the fence (status.c). A writer claims the log before
 	 * recovery reads a byte: a writer it takes over (PMWAL_OPEN_BREAK_LOCK)
 	 * writes no group after this and acknowledges none it had written.
-	 * Without a page (no /dev/shm) the log works, unfollowed and fenced by
-	 * the lock alone.
+	 * A writer without a page is refused (wal_status_claim says why and
+	 * what to do); only media of this process alone (sim:) have none.
 	 */
 	if (writer && w->sb.epoch >= WAL_EPOCH_MAX) {
 		snprintf(err, errlen,

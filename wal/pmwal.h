@@ -274,8 +274,14 @@ struct pmwal_iter;
  * (EXCL: a log, a file or data is there already),
  * PMWAL_EUNSUPPORTED (io_uring or O_DIRECT refused; the message says what to
  * do), PMWAL_ENOTDURABLE, -EBUSY (another process or handle has the log
- * open for writing: the message names its pid), or -errno (ENOENT, EACCES,
- * EIO, ENOMEM...).
+ * open for writing: the message names its pid), -ENOLCK (a process that can
+ * read the log holds a read lock on it, which keeps writers out: the message
+ * names it where the kernel does), -EPERM (a writer's status page cannot be
+ * had: another user's file, link or directory at its name, a status
+ * directory another user controls, or another user's link or file at the
+ * log's name in a sticky shared directory such as /tmp; the message names
+ * it and what to do), -ENOSPC (no room for the status page), or -errno
+ * (ENOENT, EACCES, EIO, ENOMEM...).
  * One writer at a time: an open for writing takes an exclusive lock on the
  * file or device node the log lives in (for pmr:BDF, a lock file in
  * /run/lock), which the kernel drops when the holder closes the log or dies,

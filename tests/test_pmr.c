@@ -637,7 +637,10 @@ static void shared_dir_case(const char *log_target_fmt, bool through_pmwal)
 			cr_assert_eq(fchown(fd, 65534, 65534), 0);
 			close(fd);
 		} else { /* our own link is followed */
-			cr_assert_eq(symlink(tu_path(dir, "ours.log"), name), 0);
+			char *ours = tu_path(dir, "ours.log");
+
+			cr_assert_eq(symlink(ours, name), 0);
+			free(ours);
 		}
 		int rc;
 
@@ -667,6 +670,9 @@ static void shared_dir_case(const char *log_target_fmt, bool through_pmwal)
 	cr_assert_eq(read(fd, back, sizeof(back)), (ssize_t)sizeof(canary) - 1);
 	close(fd);
 	cr_assert_str_eq(back, canary, "root's file was written through the link");
+	free(shared);
+	free(victim);
+	free(name);
 }
 
 Test(pmem, a_region_is_not_opened_through_another_users_link_in_a_shared_directory)

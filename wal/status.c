@@ -39,10 +39,10 @@
  *   one else may write, in a directory no one else may replace it in (its
  *   user's or root's, not writable by others unless sticky; a symbolic link
  *   to it only if its user or root made it). Anything else at the page's
- *   name (a file, link, FIFO of another user's, a page of another log) is
- *   replaced by a new page, renamed into place in exchange for what was
- *   judged there, never opened through the name; where that is not allowed
- *   (another user's, to a writer not root; a directory) the open fails
+ *   name (a file, link, FIFO or directory of another user's, a page of
+ *   another log) is replaced by a new page, renamed into place in exchange
+ *   for what was judged there, never opened through the name; where that is
+ *   not allowed (another user's, to a writer not root) the open fails
  *   naming it, its owner and what to do. A writer never runs without a page.
  * - Read: who may read the log. A follower trusts a page of its own user,
  *   of root or of the log's owner, and reads it read-only if it cannot
@@ -410,7 +410,7 @@ out_unlink:
 /*
  * A writer's page: the one at @name if it is this user's and whole, else a
  * new one in its place (make_page). What is there and cannot be replaced
- * (another user's, for a writer not root; a directory), or must not be (a
+ * (another user's, for a writer not root), or must not be (a
  * breaker uses the page its holder uses, or none), is refused with what it
  * is and what to do: a writer never runs without its page.
  */
@@ -497,7 +497,7 @@ static int attach_writer(struct pmwal *w, const char *path, int *fd_out,
 			}
 			close(fd); /* another log's, an older version's: a new one */
 		}
-		if (w->lock_broken || S_ISDIR(st->st_mode)) {
+		if (w->lock_broken) {
 			rc = -EEXIST;
 		} else {
 			rc = make_page(w, dfd, name, st, fd_out, pp);

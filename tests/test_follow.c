@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "other_user.h"
 #include "testutil.h"
 
 static char *dir;
@@ -697,123 +698,37 @@ Test(follow, a_damaged_fence_epoch_does_not_lock_the_log_out, .fini = teardown)
 
 /* ---- the status page and a hostile second user ------------------------------ */
 
-static char other[48]; /* a second local user, made for the test */
-static uid_t other_uid;
-static gid_t other_gid;
+static struct tu_other ou; /* a second local user, made for the test */
+#define other_uid ou.uid
+#define other_gid ou.gid
 
-/* Makes the second user (a name of its own: tests run side by side), or
- * skips where that cannot be done (not root). */
 static void other_user(void)
 {
-	char cmd[160];
-	struct passwd *pw;
+	char why[128];
 
-	if (geteuid() != 0)
-		cr_skip_test("SKIP: a second local user needs root (useradd)");
-	/* Users of test processes killed at their timeout (no .fini ran). */
-	setpwent();
-	while ((pw = getpwent()))
-		if (!strncmp(pw->pw_name, "pmwal-t-shared-", 15) &&
-		    kill((pid_t)atoi(pw->pw_name + 15), 0) && errno == ESRCH) {
-			snprintf(cmd, sizeof(cmd), "userdel %s >/dev/null 2>&1", pw->pw_name);
-			if (system(cmd) == 0)
-				setpwent(); /* the list changed: from the start */
-		}
-	endpwent();
-	snprintf(other, sizeof(other), "pmwal-t-shared-%d", (int)getpid());
-	snprintf(cmd, sizeof(cmd), "useradd -M -r -s /usr/sbin/nologin %s >/dev/null 2>&1",
-		 other);
-	if (system(cmd) != 0 || !(pw = getpwnam(other))) {
-		other[0] = 0;
-		cr_skip_test("SKIP: useradd failed");
-	}
-	other_uid = pw->pw_uid;
-	other_gid = pw->pw_gid;
+	if (tu_other_make(&ou, "pmwal-t-shared-", why, sizeof(why)))
+		cr_skip_test("SKIP: %s", why);
 }
-
-static pid_t held[4]; /* the second user's processes still running */
 
 static void end(pid_t pid)
 {
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	for (int i = 0; i < 4; i++)
-		if (held[i] == pid)
-			held[i] = 0;
+	tu_other_end(&ou, pid);
 }
 
 static void teardown_other(void)
 {
-	char cmd[160];
-
-	for (int i = 0; i < 4; i++)
-		if (held[i] > 0)
-			end(held[i]);
-
-	if (other[0]) {
-		snprintf(cmd, sizeof(cmd), "userdel %s >/dev/null 2>&1", other);
-		if (system(cmd) != 0)
-			fprintf(stderr, "userdel %s failed\n", other);
-		other[0] = 0;
-	}
+	tu_other_remove(&ou);
 	teardown();
 }
 
-/*
- * Runs @fn(@arg) as the second user in a child, which says on a pipe that it
- * is ready ('y') or failed ('n') and then (@hold) waits to be killed. No
- * Criterion call in the child: it would talk on the parent's channel.
- */
+/* Runs @fn(@arg) as the second user (tu_as_other), which must succeed. */
 static pid_t as_other(bool (*fn)(const char *), const char *arg, bool hold)
 {
-	int p[2];
-	char c = 0;
-	pid_t pid;
+	bool ok;
+	pid_t pid = tu_as_other(&ou, fn, arg, hold, &ok);
 
-	cr_assert_eq(pipe(p), 0);
-	pid = fork();
-	/* No Criterion call in the child, not even a passing assert (with
-	 * --full-stats it waits for the runner on the parent's channel). */
-	if (pid == 0) {
-		close(p[0]);
-		/* Nothing of ours but the pipe: a log's lock goes with its
-		 * descriptors, which a fork shares. */
-		for (int fd = 3; fd < 1024; fd++)
-			if (fd != p[1])
-				close(fd);
-		/* Nor the runner's output, and gone with the test (a test
-		 * killed at its timeout runs no .fini). */
-		int null = open("/dev/null", O_RDWR);
-
-		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
-		    prctl(PR_SET_PDEATHSIG, SIGKILL))
-			_exit(5);
-		if (setgroups(0, NULL) || setresgid(other_gid, other_gid, other_gid) ||
-		    setresuid(other_uid, other_uid, other_uid))
-			_exit(3);
-		c = fn(arg) ? 'y' : 'n';
-		if (write(p[1], &c, 1) != 1)
-			_exit(4);
-		while (hold)
-			pause();
-		_exit(0);
-	}
-	cr_assert_geq(pid, 0);
-	close(p[1]);
-	cr_assert_eq(read(p[0], &c, 1), 1);
-	close(p[0]);
-	cr_assert_eq(c, 'y', "the second user could not do it (%s)", arg);
-	if (!hold) {
-		int status;
-
-		waitpid(pid, &status, 0);
-	} else {
-		for (int i = 0; i < 4; i++)
-			if (!held[i]) {
-				held[i] = pid;
-				break;
-			}
-	}
+	cr_assert_gt(pid, 0, "fork: %s", strerror(errno));
+	cr_assert(ok, "the second user could not do it (%s)", arg);
 	return pid;
 }
 

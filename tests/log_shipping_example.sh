@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The log-shipping pair as a user runs it (README, "Example: log shipping"):
+# The log-shipping pair as a user runs it (docs/followers.md, "Example: log shipping"):
 # a primary appends numbered records, a standby follows the log and takes it
 # over when the primary is SIGKILLed mid-stream. Checked each round: the
 # standby applied exactly LSN 1..X, in order, each once; every record the

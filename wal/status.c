@@ -46,7 +46,9 @@
  *   naming it, its owner and what to do. A writer never runs without a page.
  * - Read: who may read the log. A follower trusts a page of its own user,
  *   of root or of the log's owner, and reads it read-only if it cannot
- *   write it (then it sleeps in short rounds, not on the futex).
+ *   write it (then it sleeps in short rounds, not on the futex). One of
+ *   another user (the log's owner) is read with pread, never mapped: that
+ *   user could truncate it under the mapping, which is SIGBUS.
  * - Lock: anyone who can read the page can take shared locks on its bytes.
  *   Nothing a writer does waits for one: the users' lock it takes shared
  *   (which only an exclusive lock, of a writer of its user, closing,

@@ -538,6 +538,35 @@ Test(follow, a_page_its_owner_truncates_never_kills_a_follower_of_another_user,
 	(void)pmwal_close(w);
 }
 
+/* The page's read bits are the log's as they are when a writer opens it, not
+ * as they were when the page was made: a log made private since is not
+ * followed through its page by those who may no longer read it. */
+Test(follow, a_writer_gives_the_page_the_logs_read_bits_of_now, .fini = teardown)
+{
+	use(K_FILE);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	char path[1024], log[600];
+	struct stat st;
+
+	snprintf(log, sizeof(log), "%s/log", dir);
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(chmod(log, 0644), 0);
+	w = open_log(0, 0);
+	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0); /* keeps the page */
+
+	page_path(path, sizeof(path));
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0644);
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(chmod(log, 0600), 0);
+	w = open_log(0, 0);
+	cr_assert_eq(stat(path, &st), 0, "the page was not kept");
+	cr_expect_eq(st.st_mode & 0777, 0600, "page mode %04o for a log of mode 0600",
+		     (unsigned)(st.st_mode & 0777));
+	pmwal_close(r);
+	cr_assert_eq(pmwal_close(w), 0);
+}
+
 /* ---- options and arguments -------------------------------------------------- */
 
 Test(follow, contradictory_options_are_refused_by_name, .fini = teardown)

@@ -33,8 +33,9 @@
  * only a writer that can take it exclusively removes the page (ofd_lock()).
  *
  * Who may do what (the directory, /dev/shm, is everyone's):
- * - Write: the writer's user alone. The page is made with mode 0600 plus
- *   the log's own group and other read bits; a writer uses a page only if it
+ * - Write: the writer's user alone. The page has mode 0600 plus the log's
+ *   own group and other read bits as they are at each writer's open (a
+ *   page kept is given them again); a writer uses a page only if it
  *   is its own user's, a regular file of one link and a page's size that no
  *   one else may write, in a directory no one else may replace it in (its
  *   user's or root's, not writable by others unless sticky; a symbolic link
@@ -493,6 +494,10 @@ static int attach_writer(struct pmwal *w, const char *path, int *fd_out,
 			}
 			*pp = map_page(fd, w->sb.log_id, true);
 			if (*pp) {
+				/* Readable by those who may read the log now (its
+				 * mode may have changed since the page was made). */
+				if ((st->st_mode & 0777) != page_mode(w))
+					(void)fchmod(fd, page_mode(w));
 				*fd_out = fd;
 				rc = 0;
 				break;

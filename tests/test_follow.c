@@ -500,6 +500,74 @@ Test(follow, a_damaged_status_page_never_makes_a_reader_return_wrong_records,
 	cr_assert_eq(pmwal_close(w), 0);
 }
 
+/* A follower trusts a page of the log's owner, who may be another user than
+ * the follower (root following a user's log): that user may truncate the
+ * page under it at any time. The follower must never die of SIGBUS. */
+Test(follow, a_page_its_owner_truncates_never_kills_a_follower_of_another_user,
+     .fini = teardown)
+{
+	if (geteuid() != 0)
+		cr_skip_test("SKIP: giving the log to another uid needs root");
+	use(K_FILE);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	struct pmwal_iter *it;
+	char path[1024], log[600];
+	uint64_t last = 0;
+	int rc;
+
+	append_n(w, 5);
+	snprintf(log, sizeof(log), "%s/log", dir);
+	page_path(path, sizeof(path));
+	cr_assert(path[0], "no status page");
+	/* The log and its page another user's (uid 4242), as if that user wrote it. */
+	cr_assert_eq(chown(log, 4242, 4242), 0);
+	cr_assert_eq(chown(path, 4242, 4242), 0);
+	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0);
+
+	cr_assert_eq(pmwal_iter_open(r, 0, &it), 0);
+	drain(it, &last, &rc);
+	cr_assert_eq(last, 5);
+	cr_assert_eq(truncate(path, 0), 0); /* what the page's owner may do */
+	for (int i = 0; i < 3; i++) {
+		(void)pmwal_iter_wait(it, 5);
+		drain(it, &last, &rc);
+	}
+	cr_assert_eq(last, 5);
+	pmwal_iter_close(it);
+	pmwal_close(r);
+	cr_assert_eq(truncate(path, 4096), 0); /* this test's writer maps it too */
+	(void)pmwal_close(w);
+}
+
+/* The page's read bits are the log's as they are when a writer opens it, not
+ * as they were when the page was made: a log made private since is not
+ * followed through its page by those who may no longer read it. */
+Test(follow, a_writer_gives_the_page_the_logs_read_bits_of_now, .fini = teardown)
+{
+	use(K_FILE);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 4u << 20);
+	char path[1024], log[600];
+	struct stat st;
+
+	snprintf(log, sizeof(log), "%s/log", dir);
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(chmod(log, 0644), 0);
+	w = open_log(0, 0);
+	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0); /* keeps the page */
+
+	page_path(path, sizeof(path));
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0644);
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(chmod(log, 0600), 0);
+	w = open_log(0, 0);
+	cr_assert_eq(stat(path, &st), 0, "the page was not kept");
+	cr_expect_eq(st.st_mode & 0777, 0600, "page mode %04o for a log of mode 0600",
+		     (unsigned)(st.st_mode & 0777));
+	pmwal_close(r);
+	cr_assert_eq(pmwal_close(w), 0);
+}
+
 /* ---- options and arguments -------------------------------------------------- */
 
 Test(follow, contradictory_options_are_refused_by_name, .fini = teardown)

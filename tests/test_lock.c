@@ -1230,3 +1230,42 @@ Test(lock, a_pmr_lock_file_another_user_made_is_refused_by_name, .init = other_u
 			close(fds[i]);
 	unlink(pmr_lock);
 }
+
+/* Whatever another user can do to a lock file root made: read-lock its first
+ * byte if it can open it (true either way: the writer's result is the test). */
+static bool try_read_lock(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK);
+	struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+
+	if (fd >= 0)
+		(void)fcntl(fd, F_OFD_SETLK, &fl);
+	return true;
+}
+
+/* A PMR's lock file is readable by its user alone: a read lock on its first
+ * byte keeps every writer out, and anyone who can read it can take one. */
+Test(lock, a_pmr_lock_file_cannot_be_read_locked_by_another_user, .init = other_user,
+     .fini = teardown_other)
+{
+	const char *t = "pmr:00fe:fc:1f.7";
+	int fds[WAL_LOCK_FDS];
+	struct stat st;
+
+	snprintf(pmr_lock, sizeof(pmr_lock), "/run/lock/pmwal-pmr-00fe:fc:1f.7.lock");
+	if (stat("/run/lock", &st) || !(st.st_mode & S_ISVTX))
+		cr_skip_test("no sticky /run/lock here");
+	unlink(pmr_lock);
+	cr_assert_eq(wal_lock_writer(t, -1, fds, errbuf, sizeof(errbuf)), 0, "%s", errbuf);
+	for (int i = 0; i < WAL_LOCK_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	as_other(try_read_lock, pmr_lock, true);
+	int rc = wal_lock_writer(t, -1, fds, errbuf, sizeof(errbuf));
+
+	cr_expect_eq(rc, 0, "another user kept the PMR's writers out: %s", errbuf);
+	for (int i = 0; !rc && i < WAL_LOCK_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	unlink(pmr_lock);
+}

@@ -556,7 +556,7 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 		fd = fcntl(dev_fd, F_DUPFD_CLOEXEC, 0);
 	else
 		fd = open(node, O_RDWR | O_NONBLOCK | O_CLOEXEC | (rc ? O_CREAT | O_NOFOLLOW : 0),
-			  0644);
+			  0600);
 	if (fd < 0) {
 		struct stat lst;
 
@@ -588,6 +588,10 @@ int wal_lock_writer(const char *target, int dev_fd, int fd_out[WAL_LOCK_FDS], ch
 		close(fd);
 		return -EPERM;
 	}
+	/* Readable by this user alone: whoever can read it can read-lock its
+	 * byte 0 and so keep every writer out (one an older pmwal made 0644). */
+	if (lock_file && lst.st_uid == geteuid() && (lst.st_mode & 077))
+		(void)fchmod(fd, 0600);
 	/*
 	 * A loop device's storage is its backing file too, and that may be a
 	 * loop device in turn: every level down to the file is locked, so that

@@ -33,8 +33,9 @@
  * only a writer that can take it exclusively removes the page (ofd_lock()).
  *
  * Who may do what (the directory, /dev/shm, is everyone's):
- * - Write: the writer's user alone. The page is made with mode 0600 plus
- *   the log's own group and other read bits; a writer uses a page only if it
+ * - Write: the writer's user alone. The page has mode 0600 plus the log's
+ *   own group and other read bits as they are at each writer's open (a
+ *   page kept is given them again); a writer uses a page only if it
  *   is its own user's, a regular file of one link and a page's size that no
  *   one else may write, in a directory no one else may replace it in (its
  *   user's or root's, not writable by others unless sticky; a symbolic link
@@ -46,7 +47,9 @@
  *   naming it, its owner and what to do. A writer never runs without a page.
  * - Read: who may read the log. A follower trusts a page of its own user,
  *   of root or of the log's owner, and reads it read-only if it cannot
- *   write it (then it sleeps in short rounds, not on the futex).
+ *   write it (then it sleeps in short rounds, not on the futex). One of
+ *   another user (the log's owner) is read with pread, never mapped: that
+ *   user could truncate it under the mapping, which is SIGBUS.
  * - Lock: anyone who can read the page can take shared locks on its bytes.
  *   Nothing a writer does waits for one: the users' lock it takes shared
  *   (which only an exclusive lock, of a writer of its user, closing,
@@ -491,6 +494,10 @@ static int attach_writer(struct pmwal *w, const char *path, int *fd_out,
 			}
 			*pp = map_page(fd, w->sb.log_id, true);
 			if (*pp) {
+				/* Readable by those who may read the log now (its
+				 * mode may have changed since the page was made). */
+				if ((st->st_mode & 0777) != page_mode(w))
+					(void)fchmod(fd, page_mode(w));
 				*fd_out = fd;
 				rc = 0;
 				break;
@@ -525,6 +532,46 @@ static int attach_writer(struct pmwal *w, const char *path, int *fd_out,
 	}
 	close(dfd);
 	return rc;
+}
+
+/*
+ * Another user's page (the log's owner's, trusted by a follower) is read by
+ * pread from its file, never mapped: its owner may truncate it. The handle
+ * keeps a placeholder of its own in w->st (magic 0, the file's descriptor
+ * in `unused`), which the readers below tell from a mapped page.
+ */
+static bool copy_page(const struct wal_status_page *p, struct wal_status_page *buf)
+{
+	if (LD(p->magic) == WAL_STATUS_MAGIC)
+		return false; /* mapped: read it there */
+	int fd = (int)LD(p->unused);
+
+	if (pread(fd, buf, sizeof(*buf), 0) != (ssize_t)sizeof(*buf) ||
+	    buf->magic != WAL_STATUS_MAGIC)
+		memset(buf, 0, sizeof(*buf)); /* cut short: says nothing */
+	return true;
+}
+
+static struct wal_status_page *copy_attach(int fd, uint64_t log_id, const struct stat *st)
+{
+	struct wal_status_page buf, *p;
+
+	if (!S_ISREG(st->st_mode) || st->st_nlink != 1 || st->st_size != WAL_STATUS_BYTES) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (pread(fd, &buf, sizeof(buf), 0) != (ssize_t)sizeof(buf) ||
+	    buf.magic != WAL_STATUS_MAGIC || buf.version != WAL_STATUS_VERSION ||
+	    buf.log_id != log_id) {
+		errno = ENODATA;
+		return NULL;
+	}
+	p = mmap(NULL, WAL_STATUS_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	ST(p->unused, (uint32_t)fd);
+	return p;
 }
 
 static int attach(struct pmwal *w, bool writer)
@@ -588,7 +635,13 @@ static int attach(struct pmwal *w, bool writer)
 			 rc ? strerror(-rc) : "removed while opened");
 		return rc ? rc : -EAGAIN;
 	}
-	p = map_page(fd, w->sb.log_id, (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR);
+	/* A page of the log's owner, another user, is never mapped: its owner
+	 * may truncate it, and a store or load of a mapped page past its end
+	 * is SIGBUS. It is read with pread (copy_page) instead. */
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		p = copy_attach(fd, w->sb.log_id, &st);
+	else
+		p = map_page(fd, w->sb.log_id, (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR);
 	rc = p ? 0 : -errno;
 	if (rc) {
 		close(fd);
@@ -604,7 +657,8 @@ attached:
 		close(w->st_fd);
 	w->st_fd = fd; /* holds LOCK_USERS while the page is used */
 	w->st_ino = st.st_ino;
-	w->st_waitable = (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
+	w->st_waitable = (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR &&
+			 LD(p->magic) == WAL_STATUS_MAGIC;
 	w->st_err[0] = 0;
 	__atomic_store_n(&w->st, p, __ATOMIC_RELEASE);
 	return 0;
@@ -979,10 +1033,28 @@ static struct wal_status_page *page(const struct pmwal *w)
 
 int wal_status_read(const struct pmwal *w, struct wal_status_snap *s)
 {
-	struct wal_status_page *p = page(w);
+	struct wal_status_page *p = page(w), copy[2];
 
 	if (!p)
 		return -ENOENT;
+	if (copy_page(p, &copy[0])) {
+		/* Two reads alike, gen even: what one publication left. */
+		for (unsigned tries = 0;; tries++) {
+			(void)copy_page(p, &copy[1]);
+			struct wal_status_page *a = &copy[0], *b = &copy[1];
+
+			if (!(b->gen & 1) && a->gen == b->gen && a->pid == b->pid &&
+			    a->flags == b->flags && a->epoch == b->epoch &&
+			    a->durable_seq == b->durable_seq && a->durable_lsn == b->durable_lsn &&
+			    a->head_seq == b->head_seq && a->head_lsn == b->head_lsn)
+				break;
+			if (tries > 1000)
+				return -EAGAIN;
+			copy[0] = copy[1];
+			sched_yield();
+		}
+		p = &copy[0];
+	}
 	for (unsigned tries = 0;; tries++) {
 		uint32_t g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
 
@@ -1009,8 +1081,10 @@ int wal_status_read(const struct pmwal *w, struct wal_status_snap *s)
 
 uint32_t wal_status_wake_word(const struct pmwal *w)
 {
-	struct wal_status_page *p = page(w);
+	struct wal_status_page *p = page(w), copy;
 
+	if (p && copy_page(p, &copy))
+		return copy.wake;
 	return p ? __atomic_load_n(&p->wake, __ATOMIC_SEQ_CST) : 0;
 }
 
@@ -1057,8 +1131,10 @@ bool wal_status_writer_gone(struct pmwal *w, uint32_t pid)
 	 * superblock. Another PID namespace's pid is not ours to test: kept. */
 	if (!pid || pid == __atomic_load_n(&w->st_dead_pid, __ATOMIC_RELAXED))
 		return true;
-	struct wal_status_page *p = page(w);
+	struct wal_status_page *p = page(w), copy;
 
+	if (p && copy_page(p, &copy))
+		p = &copy;
 	if (pid_alive(pid, p && LD(p->pid) == pid ? LD(p->pid_start) : 0))
 		return false;
 	__atomic_store_n(&w->st_dead_pid, pid, __ATOMIC_RELAXED);

@@ -135,8 +135,9 @@ static void usage(FILE *f)
 	    f,
 	    "usage: pmwal bench [MODE] [TARGET...] [OPTIONS]\n"
 	    "modes:\n"
-	    "  (none)       default suite on 'flash' (a file here, O_DIRECT) and 'pmem'\n"
-	    "               (an emulated region in /dev/shm); report in ./pmwal-report/\n"
+	    "  (none)       default suite on 'flash' (a file here, O_DIRECT), 'pmem'\n"
+	    "               and 'fakepmr' (emulated regions in /dev/shm); report in\n"
+	    "               ./pmwal-report/\n"
 	    "  io           raw I/O: --rw read|write|randread|randwrite|randrw "
 	    "--rwmixread N\n"
 	    "               --bs 4k --iodepth 32 --numjobs 1 --size 1g --runtime 10s\n"

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # peers.sh - pmwal against the tools and logs people use today, in one run,
-# on the same files, printing each ratio beside the goal set for it (issues 4
-# and 14):
+# on the same files, printing each ratio beside the goal set for it:
 #   1. bench io 4K randrw 50/50 qd32 on a file  vs fio io_uring: IOPS and CPU/IO
 #   2. bench log 4K, emulated pmem, 1 thread   vs fio libpmem seq write bw (>= 70%),
 #                                              as fio runs it (never drained) and with
@@ -20,7 +19,7 @@
 #   7. bench log 4K, emulated pmem and fake PMR, 2/4/16/32 threads vs 1 thread
 #      (>= 1.6x at 2 threads, >= 1.0x above)
 #   8. the example store (examples/kvbench), 32 clients vs RocksDB sync puts
-#      (>= 5x puts/s, p99 no worse; issue 16)
+#      (>= 5x puts/s, p99 no worse)
 # Peers missing from this machine are reported as skipped, not failed.
 #
 # usage: bench/peers.sh PATH/TO/pmwal [PEER_BIN_DIR] [SECONDS]

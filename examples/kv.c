@@ -12,7 +12,7 @@
  * Applying any set of records in any order so gives what applying them in
  * LSN order gives, which is what a restart rebuilds. A get sees only durable
  * records, and never waits for a slower writer. (Two designs measured worse
- * with 32 clients, kvbench, README: applying in pmwal_append_async()'s
+ * with 32 clients, kvbench, docs/performance.md: applying in pmwal_append_async()'s
  * durability callbacks, which pmwal runs in LSN order, woke a committer
  * thread per record; applying in LSN order after pmwal_append() made each
  * writer wait for its predecessor, mostly one that had been preempted.)

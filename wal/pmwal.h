@@ -556,7 +556,7 @@ const char *pmwal_version(void);
  *		pmwal_sim_reset(sim);		// blank medium, event count 0
  *		pmwal_sim_crash_at(sim, n);	// event n is the power loss
  *		run_workload(&o);		// fails with PMWAL_EFAILED there
- *		for (uint64_t i = 0; i < pmwal_sim_crash_images(sim); i++) {
+ *		for (uint64_t i = 0; i < pmwal_sim_crash_images(sim, NULL); i++) {
  *			pmwal_sim_apply_image(sim, i);
  *			check_recovery(pmwal_sim_target(sim)); // pmwal_open, iterate
  *		}

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/inotify.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -982,4 +983,108 @@ Test(lock, target_parse_names_kind_path_and_what_follows_the_prefix)
 	cr_assert_eq(pmwal_target_parse(longpath, &t), PMWAL_EBADOPT);
 	cr_assert_eq(t.kind, PMWAL_TARGET_PMEM);
 	cr_assert_eq(t.rest, longpath + 5);
+}
+
+/* @path: a new file of @bytes zero bytes. */
+static void zero_file(const char *path, size_t bytes)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(ftruncate(fd, (off_t)bytes), 0);
+	close(fd);
+}
+
+/* pmwal_open() with CREATE | WAIT_LOCK, run on its own thread. */
+struct create_waiter {
+	const char *target;
+	int rc;
+	uint64_t next_lsn;
+	char err[512];
+};
+
+static void *create_waiting(void *arg)
+{
+	struct create_waiter *c = arg;
+	struct pmwal_options o = {.target = c->target,
+				  .flags = PMWAL_OPEN_CREATE | PMWAL_OPEN_WAIT_LOCK,
+				  .capacity_bytes = 4u << 20,
+				  .errmsg_buf = c->err,
+				  .errmsg_len = sizeof(c->err)};
+	struct pmwal *w = NULL;
+	struct pmwal_info info;
+
+	c->rc = pmwal_open(&o, &w);
+	if (!c->rc) {
+		pmwal_stat(w, &info);
+		c->next_lsn = info.next_lsn;
+		pmwal_close(w);
+	}
+	return NULL;
+}
+
+/*
+ * A fake PMR keeps a copy of the file it read at open. An open that waited
+ * for the writer lock judged what the target holds from that copy: a log
+ * another program created while it waited read as the empty file it had
+ * been, and CREATE formatted over the records that program had acknowledged
+ * (programs started together on one new fakepmr: target lost all but the
+ * last one's records).
+ */
+Test(lock, create_that_waited_for_the_lock_takes_the_log_made_meanwhile, .init = setup_shm,
+     .fini = teardown)
+{
+	char path[400], made[400];
+	const size_t bytes = 4u << 20;
+
+	/* The log the first program leaves: 5 acknowledged records. */
+	snprintf(made, sizeof(made), "%s/made", dir);
+	snprintf(target, sizeof(target), "fakepmr:%s", made);
+	zero_file(made, bytes);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(pmwal_append(w, "rec", 3, NULL), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+	uint8_t *image = malloc(bytes);
+	int mfd = open(made, O_RDONLY);
+	cr_assert_not_null(image);
+	cr_assert_eq(pread(mfd, image, bytes, 0), (ssize_t)bytes);
+	close(mfd);
+
+	/* The new target, empty, its writer lock held as by a program that
+	 * is creating the log in it. */
+	snprintf(path, sizeof(path), "%s/pmr", dir);
+	snprintf(target, sizeof(target), "fakepmr:%s", path);
+	zero_file(path, bytes);
+	int fd = open(path, O_RDWR);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1};
+	int in = inotify_init1(IN_CLOEXEC);
+	char ev[4096];
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fcntl(fd, F_OFD_SETLK, &fl), 0);
+	cr_assert_geq(in, 0);
+	cr_assert_geq(inotify_add_watch(in, path, IN_ACCESS), 0);
+
+	struct create_waiter c = {.target = target};
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, create_waiting, &c), 0);
+	/* The opener has read the file (the fake PMR's copy); it then waits
+	 * for the lock. Meanwhile "the other program" creates its log. */
+	struct pollfd pf = {.fd = in, .events = POLLIN};
+	cr_assert_eq(poll(&pf, 1, 20000), 1, "the opener never read the file");
+	(void)read(in, ev, sizeof(ev));
+	usleep(200000);
+	cr_assert_eq(pwrite(fd, image, bytes, 0), (ssize_t)bytes);
+	cr_assert_eq(fdatasync(fd), 0);
+	close(fd); /* the lock goes with it */
+	pthread_join(t, NULL);
+	close(in);
+	free(image);
+	cr_assert_eq(c.rc, 0, "open: %s (%s)", pmwal_strerror(c.rc), c.err);
+	cr_assert_eq(c.next_lsn, 6,
+		     "CREATE formatted over the log made while it waited: next LSN %llu, "
+		     "not 6",
+		     (unsigned long long)c.next_lsn);
 }

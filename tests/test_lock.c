@@ -1088,3 +1088,69 @@ Test(lock, create_that_waited_for_the_lock_takes_the_log_made_meanwhile, .init =
 		     "not 6",
 		     (unsigned long long)c.next_lsn);
 }
+
+/*
+ * Standbys started together on one fake PMR log (WAIT_LOCK) each take it in
+ * turn. Each read the superblock from the copy the fake PMR made at open,
+ * before the lock was its own, and found the log's epoch already taken by
+ * the writer before it: refused with "open it again" (PMWAL_EFENCED), where
+ * it was asked to wait.
+ */
+Test(lock, standbys_on_a_fake_pmr_each_take_the_log_in_turn, .init = setup_shm,
+     .fini = teardown)
+{
+	enum { KIDS = 4, RECS = 20 };
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/pmr", dir);
+	zero_file(path, 4u << 20);
+	snprintf(target, sizeof(target), "fakepmr:%s", path);
+	pmwal_close(open_or_skip(PMWAL_OPEN_CREATE));
+
+	int go[2], done[2];
+	pid_t kid[KIDS];
+
+	cr_assert_eq(pipe(go), 0);
+	cr_assert_eq(pipe(done), 0);
+	for (int k = 0; k < KIDS; k++) {
+		kid[k] = fork();
+		if (kid[k]) { /* no assertion in a child */
+			cr_assert_gt(kid[k], 0, "fork: %s", strerror(errno));
+			continue;
+		}
+		struct pmwal_options o = opts(PMWAL_OPEN_WAIT_LOCK);
+		struct pmwal *w = NULL;
+		int res[2] = {0, 0};
+		char c;
+
+		close(go[1]);
+		o.lock_wait_ms = 20000;
+		if (read(go[0], &c, 1) == 0) /* EOF: all start at once */
+			res[0] = pmwal_open(&o, &w);
+		for (int i = 0; w && i < RECS; i++)
+			res[1] += pmwal_append(w, "rec", 3, NULL) == 0;
+		pmwal_close(w);
+		_exit(write(done[1], res, sizeof(res)) == sizeof(res) ? 0 : 2);
+	}
+	close(go[0]);
+	close(done[1]);
+	close(go[1]);
+	int res[2], refused = 0, acked = 0;
+
+	while (read(done[0], res, sizeof(res)) == sizeof(res)) {
+		refused += res[0] != 0;
+		acked += res[1];
+	}
+	close(done[0]);
+	for (int k = 0; k < KIDS; k++)
+		waitpid(kid[k], NULL, 0);
+	cr_assert_eq(refused, 0, "%d of %d standbys refused instead of waiting", refused, KIDS);
+	cr_assert_eq(acked, KIDS * RECS);
+
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_READONLY);
+	struct pmwal_info info;
+
+	pmwal_stat(w, &info);
+	pmwal_close(w);
+	cr_assert_eq(info.next_lsn, (uint64_t)KIDS * RECS + 1);
+}

@@ -353,8 +353,9 @@ static int open_own(struct kv *kv, const char *name, const char *path, int flags
 static int create_tmp(struct kv *kv, const char *name, const char *path)
 {
 	for (int tries = 0;; tries++) {
-		int fd = openat(kv->dir_fd, name,
-				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+		int fd =
+		    openat(kv->dir_fd, name,
+			   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 
 		if (fd >= 0 || errno != EEXIST || tries)
 			return fd >= 0 ? fd : fail(-errno, "%s: %s", path, strerror(errno));

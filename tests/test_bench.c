@@ -203,8 +203,8 @@ Test(bench, a_missing_device_is_not_made_a_file_by_another_spelling)
 	snprintf(spell[1], sizeof(spell[1]), "/dev/shm/../%s", name);
 	snprintf(spell[2], sizeof(spell[2]), "/dev/./%s", name);
 	for (int i = 0; i < 3; i++) {
-		const char *const argv[] = {"bench", "io",	 spell[i], "--size",
-					    "1m",    "--runtime", "1s",	   NULL};
+		const char *const argv[] = {"bench", "io",	  spell[i], "--size",
+					    "1m",    "--runtime", "1s",	    NULL};
 		char path[128];
 		int rc = bench_argv(argv);
 

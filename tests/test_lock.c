@@ -1031,8 +1031,8 @@ static void *create_waiting(void *arg)
  * (programs started together on one new fakepmr: target lost all but the
  * last one's records).
  */
-Test(lock, create_that_waited_for_the_lock_takes_the_log_made_meanwhile, .init = setup_shm,
-     .fini = teardown)
+Test(lock, create_that_waited_for_the_lock_takes_the_log_made_meanwhile,
+     .init = setup_shm, .fini = teardown)
 {
 	char path[400], made[400];
 	const size_t bytes = 4u << 20;
@@ -1144,7 +1144,8 @@ Test(lock, standbys_on_a_fake_pmr_each_take_the_log_in_turn, .init = setup_shm,
 	close(done[0]);
 	for (int k = 0; k < KIDS; k++)
 		waitpid(kid[k], NULL, 0);
-	cr_assert_eq(refused, 0, "%d of %d standbys refused instead of waiting", refused, KIDS);
+	cr_assert_eq(refused, 0, "%d of %d standbys refused instead of waiting", refused,
+		     KIDS);
 	cr_assert_eq(acked, KIDS * RECS);
 
 	struct pmwal *w = open_or_skip(PMWAL_OPEN_READONLY);

@@ -694,7 +694,7 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 			 errno == ENOENT ? "a dangling symlink" : strerror(errno));
 		return -1;
 	}
-	if (!exists && !strncmp(path, "/dev/", 5) && strncmp(path, "/dev/shm/", 9)) {
+	if (!exists && pmr_in_dev_fs(path)) { /* /dev//x, /dev/shm/../x too */
 		snprintf(err, errlen, "%s: no such device", path);
 		return -1;
 	}

@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <liburing.h>
 
+#include "pmr.h"
+
 #include "pmwal.h"
 #include "probe.h"
 
@@ -335,7 +337,7 @@ bool target_claim(const char *t)
 		return false;
 	}
 	/* Under /dev a missing name is a missing device, not a file to make. */
-	if (!strncmp(file, "/dev/", 5) && strncmp(file, "/dev/shm/", 9)) {
+	if (pmr_in_dev_fs(file)) { /* /dev//x, /dev/shm/../x too */
 		errno = ENODEV;
 		return false;
 	}

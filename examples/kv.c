@@ -328,7 +328,7 @@ static int own_file(int fd, const char *path)
 /* openat() under DIR without following a link; names the path on failure. */
 static int open_own(struct kv *kv, const char *name, const char *path, int flags)
 {
-	int fd = openat(kv->dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = openat(kv->dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0640);
 	struct stat st;
 
 	/* (The kernel's protected_symlinks may refuse it first: EACCES.) */
@@ -353,8 +353,9 @@ static int open_own(struct kv *kv, const char *name, const char *path, int flags
 static int create_tmp(struct kv *kv, const char *name, const char *path)
 {
 	for (int tries = 0;; tries++) {
-		int fd = openat(kv->dir_fd, name,
-				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		int fd =
+		    openat(kv->dir_fd, name,
+			   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 
 		if (fd >= 0 || errno != EEXIST || tries)
 			return fd >= 0 ? fd : fail(-errno, "%s: %s", path, strerror(errno));

@@ -89,3 +89,29 @@ int pmr_open_shared_safe(const char *path, int flags, mode_t mode, char *err, si
 	}
 	return fd;
 }
+
+/*
+ * Whether a missing @path would be made in the filesystem that holds the
+ * device nodes (devtmpfs), told by the filesystem of its directory, not by
+ * its name: the directory is on /dev's filesystem (same st_dev), or, where
+ * /dev is a plain directory of the root filesystem, it is /dev itself.
+ * devtmpfs reports tmpfs's magic to statfs, so the device number is what
+ * tells /dev from /dev/shm, a tmpfs mounted below it.
+ */
+bool pmr_in_dev_fs(const char *path)
+{
+	char dir[4096];
+	struct stat d, dev, root;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = 0;
+	if (stat(dir, &d) || stat("/dev", &dev) || stat("/", &root))
+		return false; /* no such directory: open() says so */
+	if (dev.st_dev != root.st_dev)
+		return d.st_dev == dev.st_dev;
+	return d.st_dev == dev.st_dev && d.st_ino == dev.st_ino;
+}

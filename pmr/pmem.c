@@ -221,6 +221,14 @@ int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, cha
 		flags |= O_CREAT | (p->create_excl ? O_EXCL : 0);
 	if (err && errlen)
 		err[0] = 0;
+	/* A device node that is not there must not become a file in /dev's
+	 * memory (a file below /dev/shm is a file). */
+	if ((flags & O_CREAT) && stat(path, &st) != 0 && errno == ENOENT &&
+	    pmr_in_dev_fs(path))
+		return pmr_errf(err, errlen, -ENOENT,
+				"%s: no such device; pmwal does not create a log as a "
+				"file under /dev (check the name: ls /dev)",
+				path);
 	fd = pmr_open_shared_safe(path, flags, 0640, err, errlen);
 	if (fd < 0) {
 		rc = -errno;

@@ -93,6 +93,11 @@ void pmr_close(struct pmr_region *r);
  */
 int pmr_open_shared_safe(const char *path, int flags, mode_t mode, char *err, size_t errlen);
 
+/* Whether a missing @path would be made on /dev's own filesystem (devtmpfs,
+ * not a filesystem mounted below it such as /dev/shm): there a missing name is
+ * a missing device, never a file to create. */
+bool pmr_in_dev_fs(const char *path);
+
 uint8_t *pmr_base(const struct pmr_region *r);
 uint64_t pmr_size(const struct pmr_region *r);
 void pmr_get_info(const struct pmr_region *r, struct pmr_info *info);

@@ -391,6 +391,14 @@ expect append_nothing_msg "appended 0 records: the input held none"
 check create_missing_dev_node 2 "$pmwal" create /dev/pmwal-no-such-node --size 16M
 expect create_missing_dev_node_msg "no such device"
 ok create_missing_dev_node_no_file test ! -e /dev/pmwal-no-such-node
+# Nor through a mapped medium's prefix (pmem:, fakepmr:).
+for pfx in pmem fakepmr; do
+	node=/dev/pmwal-no-such-node-$pfx-$$
+	check "create_missing_dev_node_$pfx" 2 "$pmwal" create "$pfx:$node" --size 1M
+	expect "create_missing_dev_node_${pfx}_msg" "no such device"
+	ok "create_missing_dev_node_${pfx}_no_file" test ! -e "$node"
+	rm -f "$node"
+done
 
 echo "cli_attack: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -18,6 +18,10 @@ grep -q '^value green$' <<<"$out" || fail "get colour: $out"
 grep -q '^missing$' <<<"$out" || fail "get size after del: $out"
 grep -q '^checkpoint 4$' <<<"$out" || fail "checkpoint: $out"
 [ -f "$dir/snapshot" ] || fail "no snapshot"
+# The snapshot holds every value the log does: no more readable than the log
+# (0640), whatever the umask.
+[ $(( 0$(stat -c %a "$dir/snapshot") & 07 )) -eq 0 ] ||
+	fail "snapshot readable by every user: mode $(stat -c %a "$dir/snapshot") (log: $(stat -c %a "$dir/log"))"
 out=$(printf 'dump\n' | "$kv" "$dir" | sort)
 [ "$out" = "$(printf 'colour green\nend\nshape round')" ] || fail "state after restart: $out"
 out=$(printf 'frobnicate\nput onlykey\n' | "$kv" "$dir")

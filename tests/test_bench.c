@@ -192,6 +192,31 @@ Test(bench, bad_command_lines_exit_2)
 	cr_assert_eq(bench_argv(cmp), 2);
 }
 
+/* A missing name on /dev's filesystem is a missing device however it is
+ * spelled: never a scratch file made in /dev's memory. */
+Test(bench, a_missing_device_is_not_made_a_file_by_another_spelling)
+{
+	char name[64], spell[3][128];
+
+	snprintf(name, sizeof(name), "pmwal-no-such-device-%d", (int)getpid());
+	snprintf(spell[0], sizeof(spell[0]), "//dev/%s", name);
+	snprintf(spell[1], sizeof(spell[1]), "/dev/shm/../%s", name);
+	snprintf(spell[2], sizeof(spell[2]), "/dev/./%s", name);
+	for (int i = 0; i < 3; i++) {
+		const char *const argv[] = {"bench", "io",	  spell[i], "--size",
+					    "1m",    "--runtime", "1s",	    NULL};
+		char path[128];
+		int rc = bench_argv(argv);
+
+		snprintf(path, sizeof(path), "/dev/%s", name);
+		bool made = access(path, F_OK) == 0;
+
+		unlink(path);
+		cr_expect_eq(rc, 2, "%s: exit %d, not 2", spell[i], rc);
+		cr_expect(!made, "%s: a file was made in /dev", spell[i]);
+	}
+}
+
 Test(bench, a_filesystem_superblock_is_never_overwritten_without_force,
      .init = make_tmpdir, .fini = remove_tmpdir)
 {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -1268,4 +1269,175 @@ Test(lock, a_pmr_lock_file_cannot_be_read_locked_by_another_user, .init = other_
 		if (fds[i] >= 0)
 			close(fds[i]);
 	unlink(pmr_lock);
+}
+
+/* @path: a new file of @bytes zero bytes. */
+static void zero_file(const char *path, size_t bytes)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(ftruncate(fd, (off_t)bytes), 0);
+	close(fd);
+}
+
+/* pmwal_open() with CREATE | WAIT_LOCK, run on its own thread. */
+struct create_waiter {
+	const char *target;
+	int rc;
+	uint64_t next_lsn;
+	char err[512];
+};
+
+static void *create_waiting(void *arg)
+{
+	struct create_waiter *c = arg;
+	struct pmwal_options o = {.target = c->target,
+				  .flags = PMWAL_OPEN_CREATE | PMWAL_OPEN_WAIT_LOCK,
+				  .capacity_bytes = 4u << 20,
+				  .errmsg_buf = c->err,
+				  .errmsg_len = sizeof(c->err)};
+	struct pmwal *w = NULL;
+	struct pmwal_info info;
+
+	c->rc = pmwal_open(&o, &w);
+	if (!c->rc) {
+		pmwal_stat(w, &info);
+		c->next_lsn = info.next_lsn;
+		pmwal_close(w);
+	}
+	return NULL;
+}
+
+/*
+ * A fake PMR keeps a copy of the file it read at open. An open that waited
+ * for the writer lock judged what the target holds from that copy: a log
+ * another program created while it waited read as the empty file it had
+ * been, and CREATE formatted over the records that program had acknowledged
+ * (programs started together on one new fakepmr: target lost all but the
+ * last one's records).
+ */
+Test(lock, create_that_waited_for_the_lock_takes_the_log_made_meanwhile,
+     .init = setup_shm, .fini = teardown)
+{
+	char path[400], made[400];
+	const size_t bytes = 4u << 20;
+
+	/* The log the first program leaves: 5 acknowledged records. */
+	snprintf(made, sizeof(made), "%s/made", dir);
+	snprintf(target, sizeof(target), "fakepmr:%s", made);
+	zero_file(made, bytes);
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(pmwal_append(w, "rec", 3, NULL), 0);
+	cr_assert_eq(pmwal_close(w), 0);
+	uint8_t *image = malloc(bytes);
+	int mfd = open(made, O_RDONLY);
+	cr_assert_not_null(image);
+	cr_assert_eq(pread(mfd, image, bytes, 0), (ssize_t)bytes);
+	close(mfd);
+
+	/* The new target, empty, its writer lock held as by a program that
+	 * is creating the log in it. */
+	snprintf(path, sizeof(path), "%s/pmr", dir);
+	snprintf(target, sizeof(target), "fakepmr:%s", path);
+	zero_file(path, bytes);
+	int fd = open(path, O_RDWR);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1};
+	int in = inotify_init1(IN_CLOEXEC);
+	char ev[4096];
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fcntl(fd, F_OFD_SETLK, &fl), 0);
+	cr_assert_geq(in, 0);
+	cr_assert_geq(inotify_add_watch(in, path, IN_ACCESS), 0);
+
+	struct create_waiter c = {.target = target};
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, create_waiting, &c), 0);
+	/* The opener has read the file (the fake PMR's copy); it then waits
+	 * for the lock. Meanwhile "the other program" creates its log. */
+	struct pollfd pf = {.fd = in, .events = POLLIN};
+	cr_assert_eq(poll(&pf, 1, 20000), 1, "the opener never read the file");
+	(void)read(in, ev, sizeof(ev));
+	usleep(200000);
+	cr_assert_eq(pwrite(fd, image, bytes, 0), (ssize_t)bytes);
+	cr_assert_eq(fdatasync(fd), 0);
+	close(fd); /* the lock goes with it */
+	pthread_join(t, NULL);
+	close(in);
+	free(image);
+	cr_assert_eq(c.rc, 0, "open: %s (%s)", pmwal_strerror(c.rc), c.err);
+	cr_assert_eq(c.next_lsn, 6,
+		     "CREATE formatted over the log made while it waited: next LSN %llu, "
+		     "not 6",
+		     (unsigned long long)c.next_lsn);
+}
+
+/*
+ * Standbys started together on one fake PMR log (WAIT_LOCK) each take it in
+ * turn. Each read the superblock from the copy the fake PMR made at open,
+ * before the lock was its own, and found the log's epoch already taken by
+ * the writer before it: refused with "open it again" (PMWAL_EFENCED), where
+ * it was asked to wait.
+ */
+Test(lock, standbys_on_a_fake_pmr_each_take_the_log_in_turn, .init = setup_shm,
+     .fini = teardown)
+{
+	enum { KIDS = 4, RECS = 20 };
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/pmr", dir);
+	zero_file(path, 4u << 20);
+	snprintf(target, sizeof(target), "fakepmr:%s", path);
+	pmwal_close(open_or_skip(PMWAL_OPEN_CREATE));
+
+	int go[2], done[2];
+	pid_t kid[KIDS];
+
+	cr_assert_eq(pipe(go), 0);
+	cr_assert_eq(pipe(done), 0);
+	for (int k = 0; k < KIDS; k++) {
+		kid[k] = fork();
+		if (kid[k]) { /* no assertion in a child */
+			cr_assert_gt(kid[k], 0, "fork: %s", strerror(errno));
+			continue;
+		}
+		struct pmwal_options o = opts(PMWAL_OPEN_WAIT_LOCK);
+		struct pmwal *w = NULL;
+		int res[2] = {0, 0};
+		char c;
+
+		close(go[1]);
+		o.lock_wait_ms = 20000;
+		if (read(go[0], &c, 1) == 0) /* EOF: all start at once */
+			res[0] = pmwal_open(&o, &w);
+		for (int i = 0; w && i < RECS; i++)
+			res[1] += pmwal_append(w, "rec", 3, NULL) == 0;
+		pmwal_close(w);
+		_exit(write(done[1], res, sizeof(res)) == sizeof(res) ? 0 : 2);
+	}
+	close(go[0]);
+	close(done[1]);
+	close(go[1]);
+	int res[2], refused = 0, acked = 0;
+
+	while (read(done[0], res, sizeof(res)) == sizeof(res)) {
+		refused += res[0] != 0;
+		acked += res[1];
+	}
+	close(done[0]);
+	for (int k = 0; k < KIDS; k++)
+		waitpid(kid[k], NULL, 0);
+	cr_assert_eq(refused, 0, "%d of %d standbys refused instead of waiting", refused,
+		     KIDS);
+	cr_assert_eq(acked, KIDS * RECS);
+
+	struct pmwal *w = open_or_skip(PMWAL_OPEN_READONLY);
+	struct pmwal_info info;
+
+	pmwal_stat(w, &info);
+	pmwal_close(w);
+	cr_assert_eq(info.next_lsn, (uint64_t)KIDS * RECS + 1);
 }

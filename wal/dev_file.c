@@ -573,32 +573,6 @@ static int zero_fill(int fd, uint64_t from, uint64_t to)
 	return rc;
 }
 
-/*
- * Whether a missing @path would be made in the filesystem that holds the
- * device nodes (devtmpfs), told by the filesystem of its directory, not by
- * its name: the directory is on /dev's filesystem (same st_dev), or, where
- * /dev is a plain directory of the root filesystem, it is /dev itself.
- * devtmpfs reports tmpfs's magic to statfs, so the device number is what
- * tells /dev from /dev/shm, a tmpfs mounted below it.
- */
-static bool in_dev_fs(const char *path)
-{
-	char dir[4096];
-	struct stat d, dev, root;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		slash[slash == dir] = 0;
-	if (stat(dir, &d) || stat("/dev", &dev) || stat("/", &root))
-		return false; /* no such directory: open() says so */
-	if (dev.st_dev != root.st_dev)
-		return d.st_dev == dev.st_dev;
-	return d.st_dev == dev.st_dev && d.st_ino == dev.st_ino;
-}
-
 static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 {
 	/* O_NONBLOCK: a FIFO swapped in after the stat must not block the
@@ -623,7 +597,7 @@ static int open_fd(const struct wal_dev_params *p, char *err, size_t errlen)
 	/* A device node that is not there (a partition not yet scanned, a
 	 * mistyped name) must not become a file in /dev's memory; a file on a
 	 * filesystem of its own mounted below /dev (/dev/shm) is a file. */
-	if (!exists && p->create_bytes && in_dev_fs(p->target)) {
+	if (!exists && p->create_bytes && pmr_in_dev_fs(p->target)) {
 		snprintf(err, errlen,
 			 "%s: no such device; pmwal does not create a log as a file under "
 			 "/dev (check the name: lsblk)",

@@ -837,11 +837,27 @@ static int open_locked(const struct pmwal_options *opt, struct wal_dev *dev,
 		goto fail;
 	}
 	if (opt->flags & (PMWAL_OPEN_CREATE | PMWAL_OPEN_FORMAT)) {
+		/* What the target holds is judged as the last writer left it,
+		 * not as the device read it before the lock was ours (a fake
+		 * PMR's copy): a log made meanwhile is taken, not formatted. */
+		if (dev->ops->reload && (rc = dev->ops->reload(dev)) != 0) {
+			snprintf(err, sizeof(err), "%s: reading the medium again: %s",
+				 w->target, strerror(-rc));
+			goto fail;
+		}
 		rc = create_or_take(w, opt, file_existed, err, sizeof(err));
 		if (rc)
 			goto fail;
 	} else {
-		rc = read_sb(w, err, sizeof(err));
+		/* As in CREATE's case: the superblock as the last writer left
+		 * it, not as read before a waited-for lock was ours. */
+		rc = 0;
+		if (!(opt->flags & PMWAL_OPEN_READONLY) && dev->ops->reload &&
+		    (rc = dev->ops->reload(dev)) != 0)
+			snprintf(err, sizeof(err), "%s: reading the medium again: %s",
+				 w->target, strerror(-rc));
+		if (!rc)
+			rc = read_sb(w, err, sizeof(err));
 		long pid = 0;
 
 		/* No superblock yet while another writer holds the log: it is

@@ -17,6 +17,8 @@ export PATH=/bin:/sbin:/usr/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+# As on any Linux system: a log's writer keeps its status page in /dev/shm.
+mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mkdir -p /tmp && mount -t tmpfs tmpfs /tmp
 
 arg() { sed -n "s/.*pmwal\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }

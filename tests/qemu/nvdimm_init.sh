@@ -18,6 +18,8 @@ export PATH=/bin:/sbin:/usr/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+# As on any Linux system: a log's writer keeps its status page in /dev/shm.
+mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mkdir -p /tmp /run /mnt/dax /mnt/nodax && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /run
 
 arg() { sed -n "s/.*pmwal\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1401,5 +1402,49 @@ Test(wal, programs_creating_one_log_at_once_lose_no_acknowledged_record)
 		pmwal_close(w);
 		cr_assert_eq(count, total, "round %d: %llu of %u acknowledged records", round,
 			     (unsigned long long)count, total);
+	}
+}
+
+/*
+ * CREATE formats only what is blank: a superblock area of zeros is not
+ * enough when a filesystem's mark lies further in (btrfs at 64 KiB) or when
+ * records remain in the ring (a log whose superblocks were wiped: salvage
+ * may still read them). Both are refused and left as they were.
+ */
+Test(wal, create_leaves_a_filesystem_or_wiped_log_beyond_the_superblocks_alone)
+{
+	for (int c = 0; c < 2; c++) {
+		struct pmwal_options o = file_opts(PMWAL_OPEN_CREATE, 1 << 20);
+		struct pmwal *w = NULL;
+		int fd;
+
+		unlink(logpath);
+		if (c == 0) { /* a btrfs mark, zeros before it */
+			fd = open(logpath, O_RDWR | O_CREAT | O_EXCL, 0600);
+			cr_assert_geq(fd, 0);
+			cr_assert_eq(ftruncate(fd, 1 << 20), 0);
+			cr_assert_eq(pwrite(fd, "_BHRfS_M", 8, 0x10040), 8);
+			close(fd);
+		} else { /* a log with records whose superblocks were wiped */
+			w = open_log(PMWAL_OPEN_CREATE, 1 << 20);
+			for (int i = 0; i < 20; i++)
+				cr_assert_eq(pmwal_append(w, "record", 6, NULL), 0);
+			pmwal_close(w);
+			w = NULL;
+			static char zero[8192];
+			fd = open(logpath, O_RDWR);
+			cr_assert_eq(pwrite(fd, zero, sizeof(zero), 0), (ssize_t)sizeof(zero));
+			close(fd);
+		}
+		struct stat before, after;
+
+		cr_assert_eq(stat(logpath, &before), 0);
+		int rc = pmwal_open(&o, &w);
+
+		cr_assert_eq(rc, PMWAL_EFORMAT, "case %d: %s (%s)", c, pmwal_strerror(rc), errbuf);
+		cr_assert_null(w);
+		cr_assert_eq(stat(logpath, &after), 0);
+		cr_assert_eq(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+		cr_assert_eq(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec, "case %d: written", c);
 	}
 }

@@ -297,12 +297,16 @@ static int format_log(struct pmwal *w, const struct pmwal_options *opt, char *er
  * PMWAL_OPEN_CREATE (format only where nothing is), PMWAL_OPEN_EXCL (refuse
  * where anything is) and PMWAL_OPEN_FORMAT (replace a pmwal log, never other
  * data unless forced). `pmwal create` decides by it too, through those flags.
- * Nothing: no bytes, or a superblock area (bytes 0..8191) of zeros, as a
- * new file, a blank device or an interrupted create leaves it. A log: a
+ * Nothing: no bytes, or a first WAL_BLANK_PROBE_BYTES of zeros, as a new
+ * file, a blank device or an interrupted create leaves it: the superblock
+ * area, the ring's first blocks (a log whose superblocks were wiped still
+ * has records there) and where filesystems keep their marks (btrfs at 64
+ * KiB; ext4 and XFS in the first 2 KiB). A log: a
  * superblock the plain open accepts (@sb gets it). A damaged log: the
  * superblock magic in either copy, but no copy a plain open accepts (@err
  * says why, *@sb_rc is the plain open's error). Other: anything else.
  */
+#define WAL_BLANK_PROBE_BYTES (68u << 10) /* past btrfs's mark at 0x10040 */
 enum wal_holds { WAL_HOLDS_NOTHING, WAL_HOLDS_LOG, WAL_HOLDS_DAMAGED_LOG, WAL_HOLDS_OTHER };
 
 static int target_holds(struct wal_dev *dev, struct wal_sb *sb, enum wal_holds *holds,
@@ -321,16 +325,20 @@ static int target_holds(struct wal_dev *dev, struct wal_sb *sb, enum wal_holds *
 		*holds = WAL_HOLDS_OTHER; /* too small to be read whole; never a log */
 		return 0;
 	}
-	buf = wal_alloc_io(WAL_RING_OFFSET);
+	size_t probe = dev->size_bytes < WAL_BLANK_PROBE_BYTES
+			       ? (size_t)(dev->size_bytes / WAL_BLOCK_BYTES * WAL_BLOCK_BYTES)
+			       : WAL_BLANK_PROBE_BYTES;
+
+	buf = wal_alloc_io(probe);
 	if (!buf)
 		return -ENOMEM;
-	rc = dev->ops->read(dev, buf, WAL_RING_OFFSET, 0);
+	rc = dev->ops->read(dev, buf, probe, 0);
 	if (rc) {
 		snprintf(err, errlen, "reading the superblocks: %s", strerror(-rc));
 		free(buf);
 		return rc;
 	}
-	for (size_t i = 0; i < WAL_RING_OFFSET && zero; i++)
+	for (size_t i = 0; i < probe && zero; i++)
 		zero = buf[i] == 0;
 	magic = wal_get64(buf + 8) == WAL_SB_MAGIC ||
 		wal_get64(buf + WAL_SB_BYTES + 8) == WAL_SB_MAGIC;

@@ -258,7 +258,7 @@ c_ship_twice() {
 		[ -s "$T/sp2.err" ] || why "refused without a message"
 	fi
 	for run in 1 2; do
-		stdbuf -oL "$EX/ship_primary" "$l" --count 1000000 >"$T/spk$run.out" 2>"$T/spk$run.err" &
+		"$EX/ship_primary" "$l" --count 1000000 >"$T/spk$run.out" 2>"$T/spk$run.err" &
 		p=$!
 		BGPIDS+=($p)
 		wait_for "$T/spk$run.out" acked 5
@@ -286,7 +286,7 @@ c_ship_kill_restart_loop() {
 	timeout 10 "$EX/ship_primary" "$l" --create 64M --count 1 >"$T/lp0.out" 2>&1 || why "create failed: $(cat "$T/lp0.out")"
 	local until=$((SECONDS + 15))
 	for ((i = 1; i <= 200 && SECONDS < until; i++)); do
-		stdbuf -oL "$EX/ship_primary" "$l" --count 100000000 >"$T/lpk$i.out" 2>/dev/null &
+		"$EX/ship_primary" "$l" --count 100000000 >"$T/lpk$i.out" 2>/dev/null &
 		p=$!
 		BGPIDS+=($p)
 		sleep 0.03

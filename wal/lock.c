@@ -292,8 +292,14 @@ static enum holder_state holder_state(const struct holder *h)
 		return HOLDER_UNKNOWN;
 	if (!self && kill((pid_t)h->pid, 0) != 0 && errno == ESRCH)
 		return HOLDER_EXITED;
-	if (wal_proc_stat(self ? 0 : (long)h->pid, &state, &t) != 0)
+	if (wal_proc_stat(self ? 0 : (long)h->pid, &state, &t) != 0) {
+		/* Reaped between the two looks (its /proc entry gone, or read
+		 * empty): exited. Still there to kill() but not in /proc: a
+		 * /proc that hides other users' processes (hidepid). */
+		if (!self && kill((pid_t)h->pid, 0) != 0 && errno == ESRCH)
+			return HOLDER_EXITED;
 		return self ? HOLDER_SELF : HOLDER_LIVE;
+	}
 	if (state == 'Z' || state == 'X' || (!self && wal_proc_exiting((long)h->pid)))
 		return HOLDER_EXITED;
 	t = start_as_root(t);

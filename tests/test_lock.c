@@ -560,7 +560,7 @@ Test(lock, an_opener_with_a_dead_writers_pid_or_of_another_user_waits_for_the_lo
 	struct pmwal *w = open_or_skip(PMWAL_OPEN_CREATE);
 
 	cr_assert_eq(pmwal_close(w), 0);
-	cr_assert_eq(chmod(dir, 0777), 0);
+	cr_assert_eq(chmod(dir, 01777), 0); /* sticky: shared, as /tmp */
 	cr_assert_eq(chmod(target, 0666), 0);
 	/* Another user's writer keeps its status page where it alone may
 	 * write (the suite's directory is root's: it would be refused). */

@@ -689,3 +689,92 @@ Test(pmem, a_pmem_log_is_not_created_through_another_users_link_in_a_shared_dire
 {
 	shared_dir_case("pmem:%s", true);
 }
+
+/*
+ * The whole path is judged, not its last name: another user's link to a
+ * directory of ours, a chain whose second link is theirs, a link or a new
+ * file in a directory others can write that is not sticky, and a second
+ * (hard) link to a file of ours are all refused for writing, and the file
+ * they lead to is left as it was.
+ */
+Test(pmem, every_name_on_the_path_of_a_file_opened_for_writing_is_judged)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root to own files as another user");
+	char *sticky = tu_path(dir, "sticky"), *ww = tu_path(dir, "ww");
+	char *vdir = tu_path(dir, "vdir"), *victim = tu_path(vdir, "x.log");
+	char p[4096], q[4096];
+	const char canary[] = "root's own file\n";
+	char back[64] = {0};
+	int fd;
+
+	cr_assert_eq(mkdir(sticky, 0700), 0);
+	cr_assert_eq(chmod(sticky, 01777), 0);
+	cr_assert_eq(mkdir(ww, 0700), 0);
+	cr_assert_eq(chmod(ww, 0777), 0);
+	cr_assert_eq(mkdir(vdir, 0700), 0);
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, canary, sizeof(canary) - 1), (ssize_t)sizeof(canary) - 1);
+	close(fd);
+
+	struct {
+		const char *what;
+		char path[4096];
+	} c[5];
+	int n = 0;
+
+	/* 1: their link to our directory, in the sticky one */
+	snprintf(p, sizeof(p), "%s/evil", sticky);
+	cr_assert_eq(symlink(vdir, p), 0);
+	cr_assert_eq(lchown(p, 65534, 65534), 0);
+	c[n].what = "a directory link of theirs";
+	snprintf(c[n++].path, sizeof(c[0].path), "%s/x.log", p);
+	/* 2: our link to their link */
+	snprintf(p, sizeof(p), "%s/theirs", sticky);
+	cr_assert_eq(symlink(victim, p), 0);
+	cr_assert_eq(lchown(p, 65534, 65534), 0);
+	snprintf(q, sizeof(q), "%s/ours", sticky);
+	cr_assert_eq(symlink(p, q), 0);
+	c[n].what = "a chain whose second link is theirs";
+	snprintf(c[n++].path, sizeof(c[0].path), "%s", q);
+	/* 3: their link in a world-writable directory without the sticky bit */
+	snprintf(p, sizeof(p), "%s/x.log", ww);
+	cr_assert_eq(symlink(victim, p), 0);
+	cr_assert_eq(lchown(p, 65534, 65534), 0);
+	c[n].what = "a link in a non-sticky shared directory";
+	snprintf(c[n++].path, sizeof(c[0].path), "%s", p);
+	/* 4: a new file there */
+	c[n].what = "a new file in a non-sticky shared directory";
+	snprintf(c[n++].path, sizeof(c[0].path), "%s/new.log", ww);
+	/* 5: a second link to our file, in the sticky directory */
+	snprintf(p, sizeof(p), "%s/hard", sticky);
+	cr_assert_eq(link(victim, p), 0);
+	c[n].what = "a hard link to our file";
+	snprintf(c[n++].path, sizeof(c[0].path), "%s", p);
+
+	for (int i = 0; i < n; i++) {
+		err[0] = 0;
+		fd = pmr_open_shared_safe(c[i].path, O_RDWR | O_CREAT, 0640, err, sizeof(err));
+		cr_assert_lt(fd, 0, "%s: opened", c[i].what);
+		cr_assert_eq(errno, EPERM, "%s: %s", c[i].what, strerror(errno));
+		cr_assert(err[0], "%s: no message", c[i].what);
+	}
+	snprintf(p, sizeof(p), "%s/new.log", ww);
+	cr_assert_neq(access(p, F_OK), 0, "a file was made in the non-sticky directory");
+	fd = open(victim, O_RDONLY);
+	cr_assert_eq(read(fd, back, sizeof(back)), (ssize_t)sizeof(canary) - 1);
+	close(fd);
+	cr_assert_str_eq(back, canary);
+	/* Our own link in the sticky directory is still followed. */
+	snprintf(p, sizeof(p), "%s/mine", sticky);
+	snprintf(q, sizeof(q), "%s/mine.log", vdir);
+	cr_assert_eq(symlink(q, p), 0);
+	fd = pmr_open_shared_safe(p, O_RDWR | O_CREAT, 0640, err, sizeof(err));
+	cr_assert_geq(fd, 0, "%s", err);
+	close(fd);
+	free(sticky);
+	free(ww);
+	free(vdir);
+	free(victim);
+}

@@ -209,7 +209,7 @@ static void map_drop_before(struct praft *p, raft_index index)
 static int open_own(int dir_fd, const char *name, const char *path, int flags, char *msg,
 		    size_t msglen)
 {
-	int fd = openat(dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = openat(dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0640);
 	struct stat st;
 
 	/* (The kernel's protected_symlinks may refuse it first: EACCES.) */
@@ -252,7 +252,7 @@ static int create_tmp(int dir_fd, const char *name, const char *path, char *msg,
 {
 	for (int tries = 0;; tries++) {
 		int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				0644);
+				0640);
 		struct stat st;
 
 		if (fd >= 0)

@@ -256,6 +256,17 @@ int pmr_open_file(const struct pmr_params *p, const char *path, bool devdax, cha
 		close(fd);
 		return pmr_errf(err, errlen, rc, "%s: fstat: %s", path, strerror(-rc));
 	}
+	/* Mapped, a file is its owner's to truncate under us: a load or store
+	 * past its new end is SIGBUS, which no error return can turn into a
+	 * message. So only this user's files, or root's, are mapped. */
+	if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
+		close(fd);
+		return pmr_errf(err, errlen, -EPERM,
+				"%s: a file of uid %u: a mapped log or region is opened only in "
+				"a file of this user or root, since its owner could truncate it "
+				"under this process (SIGBUS); run as uid %u, or copy the file",
+				path, (unsigned)st.st_uid, (unsigned)st.st_uid);
+	}
 	if (S_ISDIR(st.st_mode)) {
 		close(fd);
 		return pmr_errf(err, errlen, -EISDIR,

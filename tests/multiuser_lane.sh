@@ -179,7 +179,7 @@ page_name() {
 
 newlog() { # newlog NAME: a fresh 1 MiB log in T, readable by all
 	rm -f "$T/$1"
-	timeout 10 "$PMWAL" create "$T/$1" --size 1M >/dev/null 2>"$T/$1.create.err" ||
+	timeout 30 "$PMWAL" create "$T/$1" --size 1M >/dev/null 2>"$T/$1.create.err" ||
 		why "pmwal create $T/$1 failed: $(cat "$T/$1.create.err")"
 	chmod 0644 "$T/$1"
 }

@@ -778,3 +778,25 @@ Test(pmem, every_name_on_the_path_of_a_file_opened_for_writing_is_judged)
 	free(vdir);
 	free(victim);
 }
+
+/* A mapped file is its owner's to truncate under us (SIGBUS): another
+ * user's file is refused by name, for reading and for writing. */
+Test(pmem, another_users_file_is_not_mapped)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root to give a file to another user");
+	char *path = tu_path(dir, "theirs"), target[4200];
+	struct pmr_region *r = NULL;
+
+	snprintf(target, sizeof(target), "pmem:%s", path);
+	cr_assert_eq(open_target(target, 1 << 20, false, &r), 0, "%s", err);
+	pmr_close(r);
+	cr_assert_eq(chown(path, 65534, 65534), 0);
+	for (int ro = 0; ro < 2; ro++) {
+		r = NULL;
+		cr_assert_eq(open_target(target, 0, ro, &r), -EPERM, "%s", err);
+		cr_assert_null(r);
+		cr_assert(strstr(err, "uid 65534") && strstr(err, "SIGBUS"), "%s", err);
+	}
+	free(path);
+}

@@ -10,9 +10,9 @@
  * walking the path one name at a time (links included, however many):
  *   - a symbolic link in a directory another user controls (writable by
  *     others, or owned by another user than this one or root) is followed
- *     only in a sticky directory and only when its owner is this user or the
- *     directory's owner: anyone else may have planted it, to make us write
- *     where they chose;
+ *     only in a sticky directory and only when its owner is this user, or
+ *     the directory's owner where that is root: anyone else may have planted
+ *     it, to make us write where they chose;
  *   - the file itself is never in a directory others can write that is not
  *     sticky (they could swap it at any time);
  *   - an existing file in a directory others can write, or owned by another
@@ -117,8 +117,14 @@ static int resolve(const char *path, char *out, size_t len, char *dir, struct st
 		if (!S_ISLNK(st.st_mode))
 			continue;
 		out[have] = 0;
-		if (others_control(dst) && !((dst->st_mode & S_ISVTX) &&
-					     (st.st_uid == geteuid() || st.st_uid == dst->st_uid)))
+		/* The directory owner's link counts as ours only where the
+		 * directory is ours or root's: in another user's directory,
+		 * sticky or not, their link is theirs to point anywhere. */
+		bool owner_ours = dst->st_uid == geteuid() || dst->st_uid == 0;
+
+		if (others_control(dst) &&
+		    !((dst->st_mode & S_ISVTX) &&
+		      (st.st_uid == geteuid() || (st.st_uid == dst->st_uid && owner_ours))))
 			return refuse(err, errlen,
 				      "%s: a symbolic link on its path, of uid %u in %s, a "
 				      "directory other users control: not followed for writing "

@@ -800,3 +800,29 @@ Test(pmem, another_users_file_is_not_mapped)
 	}
 	free(path);
 }
+
+/* Another user's own sticky directory: their link there is not followed for
+ * writing, though they own the directory too (the kernel's rule would). */
+Test(pmem, a_link_in_another_users_sticky_directory_is_not_followed)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root to own files as another user");
+	char *theirs = tu_path(dir, "theirs"), *victim = tu_path(dir, "victim"), p[4200];
+	int fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(mkdir(theirs, 0700), 0);
+	cr_assert_eq(chmod(theirs, 01777), 0);
+	cr_assert_eq(chown(theirs, 65534, 65534), 0);
+	snprintf(p, sizeof(p), "%s/x.log", theirs);
+	cr_assert_eq(symlink(victim, p), 0);
+	cr_assert_eq(lchown(p, 65534, 65534), 0);
+	err[0] = 0;
+	fd = pmr_open_shared_safe(p, O_RDWR, 0, err, sizeof(err));
+	cr_assert_lt(fd, 0, "followed their link");
+	cr_assert_eq(errno, EPERM);
+	cr_assert(strstr(err, "symbolic link"), "%s", err);
+	free(theirs);
+	free(victim);
+}

@@ -479,11 +479,16 @@ static int lock_fd_for(int fd, const char *target, const char *what, char *err,
 		 * a holder that leaves no mark is still refused within 20 ms of
 		 * its marks going (not of the first look: an exiting holder may
 		 * have been waited for longer than that already). */
-		if (pid >= 0 || hns >= 0)
+		/* Marks are read one by one: a holder letting go between two of
+		 * those reads leaves its pid without its namespace (or the
+		 * reverse), which names no one either. */
+		bool marked = pid >= 0 && hns >= 0;
+
+		if (marked)
 			nomark_from = -1;
 		else if (nomark_from < 0)
 			nomark_from = waited;
-		if (pid < 0 && hns < 0 && waited - nomark_from < 20) {
+		if (!marked && waited - nomark_from < 20) {
 			usleep(5000);
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			continue;

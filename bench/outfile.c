@@ -50,6 +50,72 @@ static void user_name(uid_t uid, char *buf, size_t len)
 		snprintf(buf, len, "uid %u", (unsigned)uid);
 }
 
+/*
+ * The names leading to an output directory: a symbolic link on them that
+ * lies in a directory another user controls (writable by others, or
+ * another user's) is refused unless that directory is sticky and the link
+ * is ours, or its owner's where that owner is root (the rule libpmwal
+ * applies to a log's path, pmr/openat.c). Links met are judged where they
+ * lead too (a chain), up to @depth. 0, or -1 with @err.
+ */
+static int path_links_rule(const char *opt, const char *path, int depth, char *err,
+			   size_t errlen)
+{
+	char pre[4096], dir[4096], target[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(pre) || depth > 40)
+		return 0; /* open() says what is wrong with such a path */
+	for (size_t i = 1; i <= n; i++) {
+		if (i < n && path[i] != '/')
+			continue;
+		memcpy(pre, path, i);
+		pre[i] = 0;
+		struct stat st, d;
+
+		if (lstat(pre, &st) || !S_ISLNK(st.st_mode))
+			continue;
+		snprintf(dir, sizeof(dir), "%s", pre);
+		char *slash = strrchr(dir, '/');
+
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else
+			slash[slash == dir] = 0;
+		if (stat(dir, &d))
+			continue;
+		bool others = (d.st_mode & S_IWOTH) ||
+			      ((d.st_mode & S_IWGRP) && d.st_gid != getegid()) ||
+			      (d.st_uid != geteuid() && d.st_uid != 0);
+		bool owner_ours = d.st_uid == geteuid() || d.st_uid == 0;
+
+		if (others && !((d.st_mode & S_ISVTX) &&
+				(st.st_uid == geteuid() || (st.st_uid == d.st_uid && owner_ours)))) {
+			snprintf(err, errlen,
+				 "%s%s%s: a symbolic link on its path, %s, of uid %u in a "
+				 "directory other users control: not followed for writing "
+				 "(another user may have planted it); name the directory it "
+				 "leads to, or write to a directory only you can write",
+				 OPT(opt), path, pre, (unsigned)st.st_uid);
+			return -1;
+		}
+		ssize_t k = readlink(pre, target, sizeof(target) - 1);
+
+		if (k <= 0)
+			continue;
+		target[k] = 0;
+		char next[8192];
+
+		if (target[0] == '/')
+			snprintf(next, sizeof(next), "%s", target);
+		else
+			snprintf(next, sizeof(next), "%s/%s", dir, target);
+		if (path_links_rule(opt, next, depth + 1, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
 /* The directory rule of outfile.h on @dfd; @need_write: and this process
  * may create files in it. 0, or -1 with @err. */
 static int dir_rule(int dfd, const char *opt, const char *dir, bool need_write, char *err,
@@ -155,6 +221,8 @@ static int dir_open(const char *opt, const char *dir, bool create, bool missing_
 		snprintf(err, errlen, "%s: needs a directory name", opt);
 		return -1;
 	}
+	if (path_links_rule(opt, parent, 0, err, errlen))
+		return -1;
 	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0) {
 		snprintf(

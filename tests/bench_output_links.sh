@@ -23,7 +23,8 @@ useradd -M -r -s /usr/sbin/nologin "$user" 2>/dev/null ||
 work=$(mktemp -d /var/tmp/pmwal-outlinks.XXXXXX)
 shm=$(mktemp -d /dev/shm/pmwal-outlinks.XXXXXX)
 them=/tmp/pmwal-outlinks-$user
-trap 'rm -rf "$work" "$shm" "$them" /tmp/pmwal-outlinks-sticky-$$; userdel "$user" 2>/dev/null' EXIT
+dirlink=/tmp/pmwal-outlinks-dirlink-$$
+trap 'rm -rf "$work" "$shm" "$them" /tmp/pmwal-outlinks-sticky-$$ "$dirlink"; userdel "$user" 2>/dev/null' EXIT
 as_them() { setpriv --reuid="$user" --regid="$user" --clear-groups "$@"; }
 cd "$work" || exit 1
 export PMWAL_BENCH_SHM=$shm
@@ -122,6 +123,14 @@ expect 2 "pmwal create --force through their link" -- "$pmwal" create "$sticky/x
 	--size 1M --buffered --force
 said "$sticky/x.log" "symbolic link made by user $user"
 intact "pmwal create"
+step "their link to a directory of root's, on the path of an output"
+mkdir -m 0700 "$work/rootdir"
+as_them ln -s "$work/rootdir" "$dirlink" || fail "the second user cannot link in /tmp"
+expect 2 "report -o THEIR_LINK/b" -- "$pmwal" report "$work/r.json" -o "$dirlink/b"
+said "symbolic link on its path"
+expect 2 "bench --json THEIR_LINK/j.json" -- "$pmwal" bench io "$work/t.dat" "${quick[@]}" \
+	--json "$dirlink/j.json"
+[ -z "$(ls -A "$work/rootdir")" ] || fail "a file was written through their directory link: $(ls "$work/rootdir")"
 expect 2 "pmwal create in THEIR_DIR" -- "$pmwal" create "$them/new.log" --size 1M --buffered
 said "belongs to user $user"
 [ -e "$them/new.log" ] && fail "pmwal create made a log in the other user's directory"

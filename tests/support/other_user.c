@@ -72,11 +72,12 @@ pid_t tu_as_other(struct tu_other *o, bool (*fn)(const char *), const char *arg,
 		 * killed at its timeout runs no clean-up). */
 		int null = open("/dev/null", O_RDWR);
 
-		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
-		    prctl(PR_SET_PDEATHSIG, SIGKILL))
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
 			_exit(5);
+		/* The death signal after the change of user, which clears it. */
 		if (setgroups(0, NULL) || setresgid(o->gid, o->gid, o->gid) ||
-		    setresuid(o->uid, o->uid, o->uid))
+		    setresuid(o->uid, o->uid, o->uid) || prctl(PR_SET_PDEATHSIG, SIGKILL) ||
+		    getppid() == 1)
 			_exit(3);
 		c = fn(arg) ? 'y' : 'n';
 		if (write(p[1], &c, 1) != 1)

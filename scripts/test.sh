@@ -36,7 +36,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # the replicated store's nodes (libpmwal-raft hands pmwal's committer-thread
 # callbacks to the libuv loop) under SIGKILL.
 echo "== ThreadSanitizer build (stress_threads, crashtest_random, crashtest_inflight, crashtest_takeover, kv_threads, raftkv_cluster)"
-TSAN_OPTIONS=halt_on_error=1 \
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" \
 	run build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMWAL_TSAN=ON \
 	-R '^(stress_threads|crashtest_random|crashtest_inflight|crashtest_takeover|kv_threads|raftkv_cluster)$' || status=1
 exit $status

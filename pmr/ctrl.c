@@ -10,6 +10,10 @@
 #include "pmr_internal.h"
 
 #include <errno.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -214,40 +218,105 @@ int pmr_ctrl_start(struct pmr_ctrl *c, bool enable, bool readonly, char *err,
 	else
 		c->barrier = PMR_BARRIER_NONE;
 	c->failed = 0;
+	c->reads_started = c->reads_done = 0;
+	c->done_word = 0;
+	c->sleepers = 0;
 	return 0;
 }
 
-int pmr_ctrl_barrier(struct pmr_ctrl *c)
-{
-	uint32_t sts;
-	int rc;
+/* Spins (PAUSE, tens of nanoseconds each) before a barrier waiting for
+ * another's read sleeps on the futex. */
+#define PMR_BARRIER_SPINS 2048u
 
-	/* Sticky: once a barrier failed nothing later may be called durable. */
-	if (c->failed)
-		return c->failed;
+/* The read that ends a barrier, and its verdict (sticky). */
+static void barrier_read(struct pmr_ctrl *c)
+{
+	int failed = 0;
+	uint32_t sts;
+
 	switch (c->barrier) {
 	case PMR_BARRIER_PMRSTS:
-		pmr_sfence();
 		/* PCIe reads do not pass posted writes: the completion of this
 		 * read proves the earlier stores reached the controller. */
 		sts = c->ops->reg_read32(c, PMR_REG_PMRSTS);
 		if (sts == UINT32_MAX || (sts & PMR_PMRSTS_NRDY) || ((sts >> 9) & 7u))
-			c->failed = -EIO;
+			failed = -EIO;
 		break;
 	case PMR_BARRIER_PMR_READ:
-		pmr_sfence();
+	default:
 		c->ops->pmr_read(c);
 		break;
-	case PMR_BARRIER_NONE:
-	default:
+	}
+	if (!failed && c->ops->barrier_check)
+		failed = c->ops->barrier_check(c);
+	if (failed)
+		__atomic_store_n(&c->failed, failed, __ATOMIC_RELEASE);
+}
+
+/*
+ * A barrier is the caller's SFENCE (the write-combining buffers are the
+ * core's own) and then a read that starts after it. That read need not be
+ * the caller's: a read proves that every store posted before it started
+ * reached the controller, whichever core posted it, as all of them reach
+ * the device through the same root port, in order (PCIe reads do not pass
+ * posted writes on one path). So reads are shared, as group commit shares
+ * a flash write: reads are numbered; a barrier fences, notes how many reads
+ * have started (S, with a locked instruction, which waits for the fenced
+ * stores), and waits for read S + 1 to complete, starting it itself when
+ * no read is under way. Appenders arriving while a read is in flight are
+ * covered by the next one, one read for all of them, instead of a read
+ * each. A read that was already in flight when the caller fenced never
+ * counts: it may have passed the caller's stores. (Across sockets the
+ * stores of another socket's core travel to the root port over the CPU's
+ * own interconnect; the fence that each caller keeps orders them before
+ * the read it waits for, as it orders its own.)
+ */
+int pmr_ctrl_barrier(struct pmr_ctrl *c)
+{
+	int failed = __atomic_load_n(&c->failed, __ATOMIC_ACQUIRE);
+
+	/* Sticky: once a barrier failed nothing later may be called durable. */
+	if (failed)
+		return failed;
+	if (c->barrier != PMR_BARRIER_PMRSTS && c->barrier != PMR_BARRIER_PMR_READ)
 		return -ENOTSUP;
+	pmr_sfence();
+	uint64_t want = __atomic_fetch_add(&c->reads_started, 0, __ATOMIC_SEQ_CST) + 1;
+
+	for (uint32_t spins = 0;; spins++) {
+		uint64_t done = __atomic_load_n(&c->reads_done, __ATOMIC_ACQUIRE);
+
+		if (done >= want)
+			return __atomic_load_n(&c->failed, __ATOMIC_ACQUIRE);
+		uint64_t idle = done;
+
+		/* None under way: start the next one (numbered done + 1, which
+		 * is at least want). */
+		if (__atomic_compare_exchange_n(&c->reads_started, &idle, done + 1, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+			barrier_read(c);
+			__atomic_store_n(&c->done_word, (uint32_t)(done + 1), __ATOMIC_SEQ_CST);
+			__atomic_store_n(&c->reads_done, done + 1, __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&c->sleepers, __ATOMIC_SEQ_CST))
+				syscall(SYS_futex, &c->done_word, FUTEX_WAKE_PRIVATE, INT32_MAX,
+					NULL, NULL, 0);
+			continue;
+		}
+		/* A read is in flight (microseconds): spin a while, then sleep
+		 * until one completes, so that the thread running it gets the
+		 * core when there are more appenders than cores. */
+		if (spins < PMR_BARRIER_SPINS) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+			continue;
+		}
+		__atomic_fetch_add(&c->sleepers, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&c->reads_done, __ATOMIC_SEQ_CST) == done)
+			syscall(SYS_futex, &c->done_word, FUTEX_WAIT_PRIVATE, (uint32_t)done,
+				NULL, NULL, 0);
+		__atomic_fetch_sub(&c->sleepers, 1, __ATOMIC_SEQ_CST);
 	}
-	if (!c->failed && c->ops->barrier_check) {
-		rc = c->ops->barrier_check(c);
-		if (rc)
-			c->failed = rc;
-	}
-	return c->failed;
 }
 
 void pmr_ctrl_fill_info(const struct pmr_ctrl *c, struct pmr_info *info)

@@ -78,6 +78,10 @@ struct pmr_ctrl {
 	struct pmr_caps caps;
 	enum pmr_barrier_kind barrier;
 	int failed; /* sticky barrier error (-EIO), 0 while healthy */
+	/* Barrier reads started and completed (pmr_ctrl_barrier shares them). */
+	uint64_t reads_started, reads_done;
+	uint32_t done_word; /* reads_done's low half: waiters sleep on it */
+	uint32_t sleepers;  /* waiters asleep or about to be */
 };
 
 /* Read CAP and the PMR registers through the seam and decode them. */
@@ -91,7 +95,8 @@ void pmr_ctrl_read_caps(struct pmr_ctrl *c);
 int pmr_ctrl_start(struct pmr_ctrl *c, bool enable, bool readonly, char *err,
 		   size_t errlen);
 
-/* SFENCE then the read PMRWBM names. 0, -EIO or -ENOTSUP. */
+/* SFENCE then a read PMRWBM names, started after it (shared between
+ * threads). 0, -EIO or -ENOTSUP. */
 int pmr_ctrl_barrier(struct pmr_ctrl *c);
 
 /* Fill the info fields every PMR kind shares from the decoded registers. */

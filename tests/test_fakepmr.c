@@ -12,6 +12,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,4 +499,72 @@ Test(fakepmr, query_decodes_the_registers)
 	cr_assert_str_eq(pmr_wbm_name(k.pmrwbm), "PMR read");
 	cr_assert_str_eq(pmr_wbm_name(3), "PMR read or PMRSTS read");
 	cr_assert_str_eq(pmr_wbm_name(0), "none");
+}
+
+/*
+ * Barriers are shared (pmr/ctrl.c): a thread's barrier may return on
+ * another thread's read, but only on one that started after the thread's
+ * stores, never on a read already in flight. Eight threads each store a
+ * line and barrier, over and over, and look in the durable image (the file,
+ * mapped as another process would) for what they stored the moment their
+ * barrier returns: a store a barrier let pass uncommitted is missing there.
+ */
+enum { SB_THREADS = 8, SB_ROUNDS = 4000, SB_LINES = 16 };
+
+struct sb_arg {
+	struct pmr_region *w;
+	const volatile uint8_t *image;
+	int id;
+	int missing, failed;
+};
+
+static void *sb_thread(void *p)
+{
+	struct sb_arg *a = p;
+
+	for (int i = 1; i <= SB_ROUNDS; i++) {
+		uint64_t off = ((uint64_t)a->id * SB_LINES + (uint64_t)(i % SB_LINES)) * 64u;
+		uint8_t line[64];
+
+		memset(line, 0, sizeof(line));
+		memcpy(line, &i, sizeof(i));
+		line[8] = (uint8_t)a->id;
+		pmr_copy_nodrain(a->w, off, line, sizeof(line));
+		if (pmr_barrier(a->w) != 0) {
+			a->failed++;
+			return NULL;
+		}
+		int seen;
+
+		memcpy(&seen, (const void *)(a->image + off), sizeof(seen));
+		if (seen != i || a->image[off + 8] != (uint8_t)a->id)
+			a->missing++;
+	}
+	return NULL;
+}
+
+Test(fakepmr, a_shared_barrier_returns_only_once_a_later_read_committed_the_stores)
+{
+	struct pmr_region *w, *ro;
+	pthread_t th[SB_THREADS];
+	struct sb_arg args[SB_THREADS];
+	int missing = 0, failed = 0;
+
+	cr_assert_eq(open_fake("", false, false, &w), 0, "%s", err);
+	cr_assert_eq(open_fake("", false, true, &ro), 0, "%s", err);
+	for (int t = 0; t < SB_THREADS; t++) {
+		args[t] = (struct sb_arg){.w = w, .image = pmr_base(ro), .id = t};
+		cr_assert_eq(pthread_create(&th[t], NULL, sb_thread, &args[t]), 0);
+	}
+	for (int t = 0; t < SB_THREADS; t++) {
+		pthread_join(th[t], NULL);
+		missing += args[t].missing;
+		failed += args[t].failed;
+	}
+	pmr_close(ro);
+	pmr_close(w);
+	cr_assert_eq(failed, 0, "a barrier failed");
+	cr_assert_eq(missing, 0,
+		     "%d stores were not in the durable image when their barrier returned",
+		     missing);
 }

@@ -16,6 +16,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1031,4 +1032,81 @@ Test(follow, a_status_dir_another_user_controls_is_refused_by_name,
 		}
 	}
 	free(st);
+}
+
+/*
+ * pmwal_stats(): the writer's counters on its handle, the same as a reader
+ * reads them from the status page, and none claimed once the writer closed.
+ * 130 appends one by one are 130 groups: groups 0, 64 and 128 are timed.
+ */
+static void stats_case(enum kind k)
+{
+	use(k);
+	struct pmwal *w = open_log(PMWAL_OPEN_CREATE, 8u << 20);
+	struct pmwal *r = open_log(PMWAL_OPEN_READONLY, 0);
+	struct pmwal_stats ws, rs;
+	char rec[100];
+
+	memset(rec, 'x', sizeof(rec));
+	for (int i = 0; i < 130; i++)
+		cr_assert_eq(pmwal_append(w, rec, sizeof(rec), NULL), 0, "%s", pmwal_errmsg(w));
+	cr_assert_eq(pmwal_stats(w, &ws, sizeof(ws)), 0);
+	cr_assert_eq(ws.writer_pid, (uint32_t)getpid());
+	cr_assert_eq(ws.appends, 130);
+	cr_assert_eq(ws.append_bytes, 130 * sizeof(rec));
+	cr_assert_eq(ws.groups, 130, "one group per synchronous append: %llu",
+		     (unsigned long long)ws.groups);
+	cr_assert_eq(ws.group_records, 130);
+	cr_assert_geq(ws.group_blocks, 130);
+	cr_assert_eq(ws.errors, 0);
+	cr_assert_eq(ws.durable_lsn, 130);
+	cr_assert_eq(ws.head_lsn, 1);
+	cr_assert_eq(ws.used_blocks, ws.group_blocks);
+	cr_assert_eq(ws.latency_samples, 3);
+	uint64_t sum = 0;
+
+	for (int i = 0; i < PMWAL_STATS_BUCKETS; i++)
+		sum += ws.latency_ns[i];
+	cr_assert_eq(sum, 3, "every sample in a bucket");
+
+	cr_assert_eq(pmwal_stats(r, &rs, sizeof(rs)), 0);
+	cr_assert_eq(rs.writer_pid, (uint32_t)getpid(), "the reader names the live writer");
+	cr_assert_eq(rs.appends, 130, "published with the last group");
+	cr_assert_eq(rs.groups, 130);
+	cr_assert_eq(rs.durable_lsn, 130);
+	cr_assert_eq(rs.used_blocks, ws.used_blocks);
+	cr_assert_eq(rs.capacity_blocks, ws.capacity_blocks);
+	cr_assert_arr_eq(rs.latency_ns, ws.latency_ns, sizeof(ws.latency_ns));
+
+	/* An older program's shorter struct: only its part is written. */
+	struct pmwal_stats part;
+
+	memset(&part, 0xAB, sizeof(part));
+	cr_assert_eq(pmwal_stats(w, &part, offsetof(struct pmwal_stats, groups)), 0);
+	cr_assert_eq(part.appends, 130);
+	cr_assert_eq(part.groups, 0xABABABABABABABABull, "written past the size given");
+	cr_assert_eq(pmwal_stats(w, NULL, sizeof(ws)), -EINVAL);
+	cr_assert_eq(pmwal_stats(NULL, &ws, sizeof(ws)), -EINVAL);
+	cr_assert_eq(pmwal_stats(w, &ws, 0), -EINVAL);
+
+	cr_assert_eq(pmwal_close(w), 0);
+	cr_assert_eq(pmwal_stats(r, &rs, sizeof(rs)), 0);
+	cr_assert_eq(rs.writer_pid, 0, "a closed writer is not named");
+	cr_assert_eq(rs.durable_lsn, 130);
+	pmwal_close(r);
+}
+
+Test(follow, file_stats_of_the_writer_are_read_by_a_reader, .fini = teardown)
+{
+	stats_case(K_FILE);
+}
+
+Test(follow, pmem_stats_of_the_writer_are_read_by_a_reader, .fini = teardown)
+{
+	stats_case(K_PMEM);
+}
+
+Test(follow, fakepmr_stats_of_the_writer_are_read_by_a_reader, .fini = teardown)
+{
+	stats_case(K_FAKEPMR);
 }

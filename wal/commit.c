@@ -388,8 +388,15 @@ static void group_done(struct pmwal *w, int rc, uint64_t seq0, uint64_t n, uint6
 {
 	/* Followers hear of it first; a writer taken over hears so here,
 	 * atomically with the publication it is refused (status.c). */
-	if (!rc)
-		rc = wal_status_publish(w, seq0 + n, last > w->durable_lsn ? last : w->durable_lsn, 0);
+	if (!rc) {
+		w->stats.groups++;
+		w->stats.group_blocks += n;
+		w->stats.records += last - first + 1;
+		rc = wal_status_publish(w, seq0 + n, last > w->durable_lsn ? last : w->durable_lsn, 0,
+					&w->stats);
+	}
+	if (rc)
+		w->stats.errors++;
 	if (rc == PMWAL_EFENCED) {
 		wal_fail_stop(w, rc);
 		wal_set_err(w,
@@ -419,6 +426,30 @@ static void group_done(struct pmwal *w, int rc, uint64_t seq0, uint64_t n, uint6
 		publish_durable(w, last);
 	w->groups_written++;
 	w->records_written += last - first + 1;
+}
+
+/* Records accepted by an append call (mu held): pmwal_stats(). */
+static void count_appends(struct pmwal *w, int count, uint64_t bytes)
+{
+	w->stats.appends += (uint64_t)count;
+	w->stats.append_bytes += bytes;
+}
+
+/* Nanoseconds for the sampled group timings: never 0 (0 means "not timed"). */
+static uint64_t stats_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
+}
+
+void wal_stats_latency(struct wal_stats *s, uint64_t ns)
+{
+	uint32_t b = ns ? 63u - (uint32_t)__builtin_clzll(ns) : 0;
+
+	s->latency_ns[b < WAL_STATS_BUCKETS ? b : WAL_STATS_BUCKETS - 1]++;
+	s->latency_samples++;
 }
 
 /* The thread running callbacks now, so that it can be told from others. */
@@ -598,12 +629,14 @@ again:
 	pthread_rwlock_rdlock(&w->io_lock);
 	/* A writer taken over writes nothing more (status.c). */
 	wal_retake_lock(w);
+	uint64_t t0 = s->ticket % WAL_STATS_SAMPLE ? 0 : stats_clock();
 	int rc = wal_status_begin_write(w);
 
 	if (!rc) {
 		rc = w->dev->ops->commit(w->dev, ios, nio, done ? &wake_done : NULL);
 		wal_status_end_write(w);
 	}
+	uint64_t took = t0 && !rc ? stats_clock() - t0 : 0;
 
 	if (PMWAL_BUG(IGNORE_FSYNC_ERROR))
 		rc = 0;
@@ -613,6 +646,8 @@ again:
 	pthread_rwlock_unlock(&w->io_lock);
 
 	pthread_mutex_lock(&w->mu);
+	if (took)
+		wal_stats_latency(&w->stats, took);
 	s->rc = rc;
 	s->done = true;
 	if (PMWAL_BUG(ACK_OUT_OF_ORDER) && !rc && !w->failed &&
@@ -1075,7 +1110,7 @@ static void retire_direct(struct pmwal *w)
  * reports exactly what is wrong.
  */
 static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
-			 uint64_t *first)
+			 uint64_t bytes, uint64_t *first)
 {
 	if (w->inflight || w->gathering || w->stage[w->active].nblocks || w->failed ||
 	    w->closing || w->dtail - w->dhead >= w->direct_max)
@@ -1099,6 +1134,7 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 	w->direct_blocks += g->n;
 	w->lead_seq += n;
 	w->next_lsn += (uint64_t)count;
+	count_appends(w, count, bytes);
 	*first = g->first;
 	uint64_t last = g->last; /* g is reused once retired */
 
@@ -1122,6 +1158,8 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 		pthread_mutex_unlock(&w->mu);
 	}
 	wal_retake_lock(w);
+	/* One group in WAL_STATS_SAMPLE has its write timed (pmwal_stats). */
+	uint64_t t0 = g->ticket % WAL_STATS_SAMPLE ? 0 : stats_clock();
 	int rc = wal_status_begin_write(w); /* a writer taken over writes nothing */
 	bool began = !rc;
 
@@ -1143,9 +1181,12 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
 	if (began)
 		wal_status_end_write(w);
 	pthread_rwlock_unlock(&w->io_lock);
+	uint64_t took = t0 && !rc ? stats_clock() - t0 : 0;
 
 	/* 5. Retire in LSN order; wait for the groups before this one. */
 	pthread_mutex_lock(&w->mu);
+	if (took)
+		wal_stats_latency(&w->stats, took);
 	g->rc = rc;
 	g->done = true;
 	if (PMWAL_BUG(ACK_OUT_OF_ORDER) && !rc && !w->failed && last > w->durable_lsn)
@@ -1186,8 +1227,10 @@ static int append_direct(struct pmwal *w, const struct iovec *recs, int count,
  * below 2^31 and each record at most 1 GiB, the sum of the lengths fits in
  * 64 bits. @fn names the caller's entry point.
  */
-static int check_recs(struct pmwal *w, const char *fn, const struct iovec *recs, int count)
+static int check_recs(struct pmwal *w, const char *fn, const struct iovec *recs, int count,
+		      uint64_t *bytes)
 {
+	*bytes = 0;
 	if (!recs) {
 		wal_set_err(w, "%s: recs is NULL", fn);
 		return -EINVAL;
@@ -1213,6 +1256,7 @@ static int check_recs(struct pmwal *w, const char *fn, const struct iovec *recs,
 				    fn, w->target, i, recs[i].iov_len, w->sb.record_bytes_max);
 			return PMWAL_ETOOBIG;
 		}
+		*bytes += recs[i].iov_len;
 	}
 	return 0;
 }
@@ -1220,19 +1264,19 @@ static int check_recs(struct pmwal *w, const char *fn, const struct iovec *recs,
 static int append_common(struct pmwal *w, const char *fn, const struct iovec *recs,
 			 int count, uint64_t *first, bool wait)
 {
-	uint64_t lsn = 0;
+	uint64_t lsn = 0, bytes;
 	int rc;
 
 	if (!w)
 		return -EINVAL;
 	if (w->flags & PMWAL_OPEN_READONLY)
 		return PMWAL_EREADONLY;
-	rc = check_recs(w, fn, recs, count);
+	rc = check_recs(w, fn, recs, count, &bytes);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&w->mu);
 	if (wait && w->dg && !w->window_us) {
-		rc = append_direct(w, recs, count, &lsn);
+		rc = append_direct(w, recs, count, bytes, &lsn);
 		if (rc != -EAGAIN) {
 			if (!rc && first)
 				*first = lsn;
@@ -1242,6 +1286,7 @@ static int append_common(struct pmwal *w, const char *fn, const struct iovec *re
 	rc = stage_add(w, recs, count, &lsn);
 	if (rc)
 		goto out;
+	count_appends(w, count, bytes);
 	if (first)
 		*first = lsn;
 	if (wait)
@@ -1288,7 +1333,7 @@ int pmwal_appendv_async(struct pmwal *w, const struct iovec *recs, int count,
 static int appendv_async(struct pmwal *w, const char *fn, const struct iovec *recs,
 			 int count, pmwal_durable_fn cb, void *arg, uint64_t *first_lsn_out)
 {
-	uint64_t lsn;
+	uint64_t lsn, bytes;
 	int rc;
 
 	if (!w)
@@ -1299,7 +1344,7 @@ static int appendv_async(struct pmwal *w, const char *fn, const struct iovec *re
 		wal_set_err(w, "%s: cb is NULL; the callback is required", fn);
 		return -EINVAL;
 	}
-	rc = check_recs(w, fn, recs, count);
+	rc = check_recs(w, fn, recs, count, &bytes);
 	if (rc)
 		return rc;
 	/* Allocated before staging: a record is never staged unannounced. */
@@ -1319,6 +1364,7 @@ static int appendv_async(struct pmwal *w, const char *fn, const struct iovec *re
 		*s->cbs_tail = c;
 		s->cbs_tail = &c->next;
 		c = NULL;
+		count_appends(w, count, bytes);
 		if (first_lsn_out)
 			*first_lsn_out = lsn;
 		wake_committer(w);

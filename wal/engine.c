@@ -544,7 +544,7 @@ int pmwal_release(struct pmwal *w, uint64_t lsn)
 		w->head_lsn = lsn;
 		/* Before any group reuses the space (io_lock held): a follower
 		 * that read a block below the new head learns it may be gone. */
-		if (wal_status_publish(w, w->next_seq, w->durable_lsn, 0)) {
+		if (wal_status_publish(w, w->next_seq, w->durable_lsn, 0, NULL)) {
 			wal_fail_stop(w, PMWAL_EFENCED);
 			rc = PMWAL_EFENCED;
 		}
@@ -767,7 +767,7 @@ static int recover(struct pmwal *w, char *err, size_t errlen)
 		return rc;
 	}
 	w->sb = sb;
-	rc = wal_status_publish(w, w->next_seq, w->durable_lsn, 0);
+	rc = wal_status_publish(w, w->next_seq, w->durable_lsn, 0, NULL);
 	if (rc) {
 		snprintf(err, errlen,
 			 "%s: another writer opened the log while this open recovered it "
@@ -1188,6 +1188,72 @@ int pmwal_stat(struct pmwal *w, struct pmwal_info *info)
 	info->groups_written = w->groups_written;
 	info->records_written = w->records_written;
 	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+static void stats_from(struct pmwal_stats *st, const struct wal_stats *s)
+{
+	_Static_assert(WAL_STATS_BUCKETS == PMWAL_STATS_BUCKETS, "one histogram");
+	st->appends = s->appends;
+	st->append_bytes = s->append_bytes;
+	st->groups = s->groups;
+	st->group_blocks = s->group_blocks;
+	st->group_records = s->records;
+	st->errors = s->errors;
+	st->latency_samples = s->latency_samples;
+	memcpy(st->latency_ns, s->latency_ns, sizeof(st->latency_ns));
+}
+
+int pmwal_stats(struct pmwal *w, struct pmwal_stats *stats, size_t size)
+{
+	struct pmwal_stats st;
+
+	if (!w || !stats || size == 0)
+		return -EINVAL;
+	memset(&st, 0, sizeof(st));
+	pthread_mutex_lock(&w->mu);
+	st.capacity_blocks = w->sb.capacity_blocks;
+	if (!(w->flags & PMWAL_OPEN_READONLY)) {
+		st.writer_pid = (uint32_t)getpid();
+		st.epoch = w->sb.epoch;
+		st.head_lsn = w->head_lsn;
+		st.durable_lsn = w->durable_lsn;
+		st.used_blocks = w->next_seq - w->head_seq;
+		stats_from(&st, &w->stats);
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (w->flags & PMWAL_OPEN_READONLY) {
+		struct wal_status_snap snap;
+		struct wal_stats s;
+		int rc = wal_status_read(w, &snap);
+
+		if (rc == -EAGAIN)
+			return rc;
+		if (!rc) {
+			rc = wal_status_read_stats(w, &s);
+			if (rc == -EAGAIN)
+				return rc;
+		}
+		if (!rc) {
+			st.writer_pid = snap.open && snap.live ? snap.pid : 0;
+			st.epoch = snap.epoch;
+			st.head_lsn = snap.head_lsn;
+			st.durable_lsn = snap.durable_lsn;
+			st.used_blocks = snap.durable_seq >= snap.head_seq
+					     ? snap.durable_seq - snap.head_seq
+					     : 0;
+			stats_from(&st, &s);
+		} else {
+			/* No page: the log as this handle read it. */
+			pthread_mutex_lock(&w->mu);
+			st.epoch = w->sb.epoch;
+			st.head_lsn = w->head_lsn;
+			st.durable_lsn = w->durable_lsn;
+			st.used_blocks = w->next_seq - w->head_seq;
+			pthread_mutex_unlock(&w->mu);
+		}
+	}
+	memcpy(stats, &st, size < sizeof(st) ? size : sizeof(st));
 	return 0;
 }
 

@@ -117,6 +117,19 @@ struct stage {
 	bool done;	 /* its commit returned; retired in LSN order */
 };
 
+/* The writer's live counters, kept under mu and copied to its status page
+ * with each group's publication (pmwal_stats() reads them from there). */
+#define WAL_STATS_BUCKETS 32
+#define WAL_STATS_SAMPLE 64 /* one group in 64 has its write timed */
+struct wal_stats {
+	uint64_t appends, append_bytes; /* records accepted by append calls */
+	uint64_t groups, group_blocks;	/* group writes made durable */
+	uint64_t records;		/* records in those groups */
+	uint64_t errors;		/* group writes that failed */
+	uint64_t latency_samples;
+	uint64_t latency_ns[WAL_STATS_BUCKETS]; /* log2 buckets */
+};
+
 struct pmwal {
 	struct wal_dev *dev;
 	int lock_fd[WAL_LOCK_FDS]; /* the writer lock (lock.c), -1 if none */
@@ -186,6 +199,7 @@ struct pmwal {
 	int failed;	     /* sticky: first write or flush error; set only by
 			      * wal_fail_stop(), which wakes every sleeper */
 	uint64_t groups_written, records_written;
+	struct wal_stats stats; /* pmwal_stats(): mu held; published per group */
 	char target[256];
 	/* The status page (status.c): NULL where there is none (sim:; for a
 	 * follower, one its writer has not made, or not one it trusts). */
@@ -233,6 +247,10 @@ void wal_direct_free(struct pmwal *w);
 
 /* status.c: the status page shared by a log's processes on one host. */
 struct wal_status_page;
+void wal_stats_latency(struct wal_stats *s, uint64_t ns);
+/* The counters a log's writer last published (a reader's handle), with
+ * the snapshot they go with: 0, -ENOENT (no page) or -EAGAIN. */
+int wal_status_read_stats(const struct pmwal *w, struct wal_stats *out);
 struct wal_status_snap {
 	uint32_t epoch, pid;
 	bool open; /* a writer has the log open */
@@ -257,7 +275,7 @@ bool wal_status_fenced(const struct pmwal *w);	 /* another writer claimed it */
 /* Publishes a durable end and w's head (mu held), unless another writer
  * claimed the log: 0, or PMWAL_EFENCED (nothing published). */
 int wal_status_publish(struct pmwal *w, uint64_t durable_seq, uint64_t durable_lsn,
-		       uint32_t flags_clear);
+		       uint32_t flags_clear, const struct wal_stats *stats);
 void wal_status_closed(struct pmwal *w);
 int wal_status_read(const struct pmwal *w, struct wal_status_snap *s); /* 0, -ENOENT, -EAGAIN */
 uint32_t wal_status_wake_word(const struct pmwal *w);

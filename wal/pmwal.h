@@ -456,6 +456,51 @@ const struct pmwal_report *pmwal_recovery_report(struct pmwal *w);
  */
 int pmwal_verify(const struct pmwal_options *opt, struct pmwal_report *rep);
 
+/* Log2 buckets of struct pmwal_stats' latency histogram. */
+#define PMWAL_STATS_BUCKETS 32
+
+/*
+ * The live counters of a log's writer (pmwal_stats()). They count from the
+ * writer's open. A writer keeps them in its memory and copies them to the
+ * log's status page with each group it makes durable, so that another
+ * process reads them with no system call on the writer's path and without
+ * disturbing it: `pmwal stat` is such a process.
+ */
+struct pmwal_stats {
+	uint32_t writer_pid;	  /* the writer counted (0: none has the log open) */
+	uint32_t epoch;		  /* its epoch (+1 per open for writing) */
+	uint64_t appends;	  /* records accepted by append calls */
+	uint64_t append_bytes;	  /* their payload bytes */
+	uint64_t groups;	  /* group writes made durable */
+	uint64_t group_blocks;	  /* ring blocks those groups took */
+	uint64_t group_records;	  /* records in those groups (per group: / groups) */
+	uint64_t errors;	  /* group writes that failed (the writer stops at one) */
+	uint64_t head_lsn;	  /* oldest record kept */
+	uint64_t durable_lsn;	  /* highest durable LSN (0: none) */
+	uint64_t capacity_blocks; /* ring blocks */
+	uint64_t used_blocks;	  /* ring blocks holding live records */
+	/* A group write's time from its first store to durable (stores and
+	 * barrier, or write and flush), timed for one group in 64: bucket i
+	 * counts samples of 2^i to 2^(i+1)-1 ns (bucket 0 also 0 ns, the last
+	 * also anything longer). */
+	uint64_t latency_samples;
+	uint64_t latency_ns[PMWAL_STATS_BUCKETS];
+};
+
+/*
+ * Fill the first @size bytes of @stats (pass sizeof(struct pmwal_stats);
+ * a program built against an older, shorter struct gets its part). On the
+ * writer's handle: its own counters now. On a read-only handle: what the
+ * log's writer last published on its status page (the counters of the last
+ * writer that had it open, writer_pid 0 once it closed), with head,
+ * durable end and space as published; counters all zero where the reader
+ * has no status page (another user's log whose page it may not read, or
+ * simulated media). Returns 0, -EINVAL (@w or @stats NULL, @size 0), or
+ * -EAGAIN (the page was being rewritten by a writer that died mid-update:
+ * ask again).
+ */
+int pmwal_stats(struct pmwal *w, struct pmwal_stats *stats, size_t size);
+
 /* What a target string (pmwal_options.target) names, by its form. */
 enum pmwal_target_kind {
 	PMWAL_TARGET_FILE,    /* PATH or file:PATH: a file or block device */

@@ -115,6 +115,10 @@ struct wal_status_page {
 	uint64_t head_lsn;
 	_Alignas(64) uint32_t wake; /* futex word: +1 per publication */
 	uint32_t waiters;	    /* followers asleep on wake */
+	/* The writer's counters since its open (pmwal_stats), updated with
+	 * each group's publication under gen. A page of an older pmwal has
+	 * zeros here. */
+	_Alignas(64) struct wal_stats stats;
 };
 _Static_assert(sizeof(struct wal_status_page) <= WAL_STATUS_BYTES, "one page");
 
@@ -991,7 +995,7 @@ bool wal_status_fenced(const struct pmwal *w)
 }
 
 int wal_status_publish(struct pmwal *w, uint64_t durable_seq, uint64_t durable_lsn,
-		       uint32_t flags_clear)
+		       uint32_t flags_clear, const struct wal_stats *stats)
 {
 	struct wal_status_page *p = w->st;
 
@@ -1008,6 +1012,13 @@ int wal_status_publish(struct pmwal *w, uint64_t durable_seq, uint64_t durable_l
 	ST(p->durable_lsn, durable_lsn);
 	ST(p->head_seq, w->head_seq);
 	ST(p->head_lsn, w->head_lsn);
+	if (stats) {
+		const uint64_t *from = (const uint64_t *)stats;
+		uint64_t *to = (uint64_t *)&p->stats;
+
+		for (size_t i = 0; i < sizeof(*stats) / sizeof(uint64_t); i++)
+			ST(to[i], from[i]);
+	}
 	if (flags_clear && LD(p->pid) == (uint32_t)getpid()) {
 		ST(p->flags, LD(p->flags) & ~flags_clear);
 		ST(p->pid, 0);
@@ -1023,7 +1034,7 @@ int wal_status_publish(struct pmwal *w, uint64_t durable_seq, uint64_t durable_l
 
 void wal_status_closed(struct pmwal *w)
 {
-	(void)wal_status_publish(w, w->next_seq, w->durable_lsn, WAL_STATUS_OPEN);
+	(void)wal_status_publish(w, w->next_seq, w->durable_lsn, WAL_STATUS_OPEN, NULL);
 }
 
 static struct wal_status_page *page(const struct pmwal *w)
@@ -1075,6 +1086,47 @@ int wal_status_read(const struct pmwal *w, struct wal_status_snap *s)
 		}
 		if (tries > 1000)
 			return -EAGAIN; /* an updater died mid-update: next round */
+		sched_yield();
+	}
+}
+
+int wal_status_read_stats(const struct pmwal *w, struct wal_stats *out)
+{
+	struct wal_status_page *p = page(w), copy[2];
+	enum { WORDS = sizeof(*out) / sizeof(uint64_t) };
+
+	if (!p)
+		return -ENOENT;
+	if (copy_page(p, &copy[0])) {
+		/* Another user's page, read with pread: two reads alike, gen
+		 * even, as wal_status_read() takes them. */
+		for (unsigned tries = 0;; tries++) {
+			(void)copy_page(p, &copy[1]);
+			if (!(copy[1].gen & 1) && copy[0].gen == copy[1].gen &&
+			    !memcmp(&copy[0].stats, &copy[1].stats, sizeof(copy[0].stats)))
+				break;
+			if (tries > 1000)
+				return -EAGAIN;
+			copy[0] = copy[1];
+			sched_yield();
+		}
+		*out = copy[0].stats;
+		return 0;
+	}
+	for (unsigned tries = 0;; tries++) {
+		uint32_t g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
+
+		if (!(g & 1)) {
+			const uint64_t *from = (const uint64_t *)&p->stats;
+			uint64_t *to = (uint64_t *)out;
+
+			for (size_t i = 0; i < WORDS; i++)
+				to[i] = LDA(from[i]);
+			if (__atomic_load_n(&p->gen, __ATOMIC_RELAXED) == g)
+				return 0;
+		}
+		if (tries > 1000)
+			return -EAGAIN; /* an updater died mid-update */
 		sched_yield();
 	}
 }

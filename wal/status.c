@@ -1013,10 +1013,14 @@ int wal_status_publish(struct pmwal *w, uint64_t durable_seq, uint64_t durable_l
 	ST(p->head_seq, w->head_seq);
 	ST(p->head_lsn, w->head_lsn);
 	if (stats) {
+		/* The counters; the histogram only when a sample was added. */
 		const uint64_t *from = (const uint64_t *)stats;
 		uint64_t *to = (uint64_t *)&p->stats;
+		size_t words = LD(p->stats.latency_samples) == stats->latency_samples
+				   ? offsetof(struct wal_stats, latency_ns) / sizeof(uint64_t)
+				   : sizeof(*stats) / sizeof(uint64_t);
 
-		for (size_t i = 0; i < sizeof(*stats) / sizeof(uint64_t); i++)
+		for (size_t i = 0; i < words; i++)
 			ST(to[i], from[i]);
 	}
 	if (flags_clear && LD(p->pid) == (uint32_t)getpid()) {

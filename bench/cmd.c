@@ -559,8 +559,7 @@ int ctx_parse(struct bench_ctx *c, int argc, char **argv)
 			return -1;
 		}
 		if (opt == '?' || opt == ':') {
-			snprintf(c->err, sizeof(c->err),
-				 "unknown option or missing value: %s", argv[optind - 1]);
+			cli_option_msg(&cli_bench, opt, argv, c->err, sizeof(c->err));
 			return -1;
 		}
 		if (parse_one(c, opt, optarg))
@@ -1017,8 +1016,14 @@ int cmd_bench(int argc, char **argv)
 	bench_stop = 0;
 	bench_install_sigint();
 	(void)bench_clock_name(); /* calibrate before any thread reads the clock */
-	if (!c.quiet)
-		table_header();
+	if (!c.quiet) {
+		int width = 0;
+
+		for (int i = 0; i < c.npos; i++)
+			if ((int)strlen(c.pos[i]) > width)
+				width = (int)strlen(c.pos[i]);
+		table_header(width);
+	}
 	if (run(&c) < 0) {
 		fprintf(stderr, "pmwal bench: %s\n", c.err);
 		ctx_note_status(&c, PMWAL_BENCH_EUSAGE);

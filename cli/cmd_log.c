@@ -901,7 +901,7 @@ int cmd_append(int argc, char **argv)
 	struct pmwal_options o;
 	struct append_run a = {0};
 	uint64_t fixed = 0;
-	const char *tail_opt = NULL;
+	const char *tail_opt = NULL, *fixed_arg = NULL;
 	int opt, rc;
 
 	parse_start(argc, argv);
@@ -914,6 +914,7 @@ int cmd_append(int argc, char **argv)
 			    fixed > (1u << 30))
 				return bad_value("append", "--record-size", optarg,
 						 "1 .. 1G bytes");
+			fixed_arg = optarg;
 			break;
 		case OPT_TAIL:
 			tail_opt = optarg;
@@ -977,9 +978,9 @@ int cmd_append(int argc, char **argv)
 		char what[300];
 
 		snprintf(what, sizeof(what),
-			 "--record-size %llu is larger than the log's maximum record "
+			 "--record-size %s: larger than the log's maximum record "
 			 "(%u bytes)",
-			 (unsigned long long)fixed, info.record_bytes_max);
+			 fixed_arg, info.record_bytes_max);
 		close_log(&c, "append", w);
 		return bad_usage("append", what);
 	}

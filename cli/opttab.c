@@ -55,14 +55,36 @@ static void build(const struct cli_cmd *cmd)
 	built = cmd;
 }
 
+/* An abbreviation getopt_long() took ("--b" for --buffered): refused, so
+ * that a command takes exactly the names it lists. */
+static const char *abbreviated;
+
 int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv)
 {
+	int li = -1;
+
 	build(cmd);
 	opterr = 0; /* one line of ours, quoting what was wrong */
-	int c = getopt_long(argc, argv, optstring, longopts, NULL);
+	abbreviated = NULL;
+	int c = getopt_long(argc, argv, optstring, longopts, &li);
 
 	if (c == -1 || c == '?' || c == ':')
 		return c;
+	if (li >= 0) {
+		/* The option's own word: before its value when that is apart. */
+		const char *word = argv[optind - 1];
+
+		if (optarg && optarg == argv[optind - 1] && optind >= 2)
+			word = argv[optind - 2];
+		size_t n = strlen(longopts[li].name);
+
+		if (strncmp(word, "--", 2) || strncmp(word + 2, longopts[li].name, n) ||
+		    (word[2 + n] && word[2 + n] != '=')) {
+			abbreviated = longopts[li].name;
+			optopt = 0;
+			return '?';
+		}
+	}
 	for (const struct cli_opt *o = cmd->opts; o->name; o++)
 		if (o->short_name && o->short_name == c)
 			return o->id;
@@ -141,30 +163,49 @@ static void others_taking(const struct cli_cmd *cmd, const char *name, size_t le
 				       found[i]);
 }
 
-int cli_bad_option(const struct cli_cmd *cmd, int opt, int argc, char **argv)
+void cli_option_msg(const struct cli_cmd *cmd, int opt, char **argv, char *buf,
+		    size_t len)
 {
-	bool json = cli_wants_json(argc, argv);
 	const char *arg = argv[optind - 1];
 
-	if (opt == ':')
-		return cli_usage_error(cmd->name, json, NULL, "option '%s' needs a value",
-				       arg);
-	if (optopt && strncmp(arg, "--", 2))
-		return cli_usage_error(cmd->name, json, NULL, "unknown option '-%c'",
-				       optopt);
+	if (opt == ':') {
+		snprintf(buf, len, "option '%s' needs a value", arg);
+		return;
+	}
+	if (abbreviated) {
+		const char *word = arg;
+
+		if (strncmp(word, "--", 2) && optind >= 2)
+			word = argv[optind - 2]; /* arg was the option's value */
+		snprintf(buf, len, "unknown option '%.*s' (options are not abbreviated: --%s?)",
+			 (int)strcspn(word, "="), word, abbreviated);
+		return;
+	}
+	if (optopt && strncmp(arg, "--", 2)) {
+		snprintf(buf, len, "unknown option '-%c'", optopt);
+		return;
+	}
 	if (!strncmp(arg, "--", 2)) {
 		char others[512];
 		const char *name = arg + 2;
+		int n = (int)strcspn(name, "=");
 
-		others_taking(cmd, name, strcspn(name, "="), others, sizeof(others));
-		if (others[0])
-			return cli_usage_error(cmd->name, json, NULL,
-					       "--%.*s is not an option of pmwal %s "
-					       "(pmwal %s take%s it)",
-					       (int)strcspn(name, "="), name, cmd->name,
-					       others, strchr(others, ' ') ? "" : "s");
+		others_taking(cmd, name, (size_t)n, others, sizeof(others));
+		if (others[0]) {
+			snprintf(buf, len, "--%.*s is not an option of pmwal %s (pmwal %s take%s it)",
+				 n, name, cmd->name, others, strchr(others, ' ') ? "" : "s");
+			return;
+		}
 	}
-	return cli_usage_error(cmd->name, json, NULL, "unknown option '%s'", arg);
+	snprintf(buf, len, "unknown option '%s'", arg);
+}
+
+int cli_bad_option(const struct cli_cmd *cmd, int opt, int argc, char **argv)
+{
+	char msg[1024];
+
+	cli_option_msg(cmd, opt, argv, msg, sizeof(msg));
+	return cli_usage_error(cmd->name, cli_wants_json(argc, argv), NULL, "%s", msg);
 }
 
 /* "-s, --size BYTES" or "    --json" */

@@ -11,6 +11,7 @@
 #define PMWAL_OPTTAB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* What a command's positional arguments complete to in bash. */
@@ -53,10 +54,14 @@ void cli_help(FILE *f, const struct cli_cmd *cmd);
 /*
  * Refuses what cli_getopt() could not take: "unknown option '--x'", or, for
  * an option another command has, "--x is not an option of pmwal CMD (it is
- * pmwal OTHER's)"; ':' says the value is missing. Reports as
+ * pmwal OTHER's)"; ':' says the value is missing. Abbreviations ("--siz")
+ * are refused: a command takes the names it lists, whole. Reports as
  * cli_usage_error() does and returns 2.
  */
 int cli_bad_option(const struct cli_cmd *cmd, int opt, int argc, char **argv);
+/* cli_bad_option()'s message, for a command that reports errors its own way. */
+void cli_option_msg(const struct cli_cmd *cmd, int opt, char **argv, char *buf,
+		    size_t len);
 /*
  * A usage error: "pmwal CMD: MESSAGE (see pmwal CMD --help)" on stderr and,
  * when @json, the object every pmwal command prints for an error on stdout:

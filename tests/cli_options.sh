@@ -31,8 +31,10 @@ refute() { # refute NAME PATTERN (not in the last output)
 	if grep -q -- "$2" out err; then fail "$1: '$2' in output"; cat out err; else pass; fi
 }
 
-table=$("$pmwal" --dump-options) || { fail "pmwal --dump-options"; exit 1; }
-cmds=$(awk -F'\t' '$1 == "command" {print $2}' <<<"$table")
+table=$("$pmwal" --dump-options 2>/dev/null) || fail "pmwal --dump-options: exit $?"
+cmds=$("$pmwal" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}')
+[ "$cmds" = "$(awk -F'\t' '$1 == "command" {print $2}' <<<"$table")" ] && pass ||
+	fail "pmwal --help and --dump-options list different commands"
 [ "$(wc -w <<<"$cmds")" -ge 12 ] || fail "--dump-options lists $(wc -w <<<"$cmds") commands"
 # Every option any command has, with the value it takes (if any).
 all=$(awk -F'\t' '$1 == "option" && $3 != "help" {print $3 "\t" $5}' <<<"$table" | sort -u -k1,1)
@@ -59,6 +61,7 @@ for c in $cmds; do
 	[ "$listed" = "$want" ] && pass || fail "$c --help lists $(echo $listed) but its table $(echo $want)"
 	grep -q '^exit status:' help && pass || fail "$c --help has no exit status"
 	while IFS=$'\t' read -r name arg; do
+		[ -n "$name" ] || continue
 		value_for "$arg"
 		# An unknown option after it: nothing runs, whatever the command.
 		msg=$(timeout 20 "$pmwal" "$c" "--$name" ${val:+"$val"} --no-such-option-zz x 2>&1 >/dev/null)
@@ -91,7 +94,9 @@ for args in "verify --json" "dump --bogus --json $dir/log" "create $dir/log --js
 	# shellcheck disable=SC2086
 	check "json_usage: $args" 2 "$pmwal" $args
 	cmd=${args%% *}
-	jq -e --arg c "$cmd" '.command == $c and .exit == 2 and (.error | length > 0)' out >/dev/null &&
+	# -s: an empty stdout is no object (jq -e passes on no input at all)
+	jq -se --arg c "$cmd" 'length == 1 and (.[0] | .command == $c and .exit == 2 and
+		(.error | length > 0))' out >/dev/null &&
 		pass || { fail "json_usage: $args: stdout is not the error object"; cat out; }
 	[ -s err ] && pass || fail "json_usage: $args: nothing on stderr"
 done

@@ -1054,7 +1054,8 @@ static int report_input_check(const char *path)
 }
 
 static const struct cli_opt report_opts[] = {
-    {"output", 'o', "DIR", 'o', "where index.html goes (default ./pmwal-report)", NULL, false},
+    {"output", 'o', "DIR", 'o', "where index.html goes (default ./pmwal-report)", NULL,
+     false},
     {"help", 'h', NULL, 'h', "this text", NULL, false},
     {0},
 };
@@ -1063,12 +1064,14 @@ const struct cli_cmd cli_report = {
     .name = "report",
     .summary = "HTML report with plots from bench JSON results",
     .synopsis = "RESULT.json... [-o DIR]",
-    .description = "Makes one HTML page (index.html in DIR) with tables and plots from the\n"
-		   "JSON results of pmwal bench (--json FILE), several runs side by side.\n",
+    .description =
+	"Makes one HTML page (index.html in DIR) with tables and plots from the\n"
+	"JSON results of pmwal bench (--json FILE), several runs side by side.\n",
     .opts = report_opts,
-    .exit_status = "0\tthe report was written\n"
-		   "1\tfailure (writing the report)\n"
-		   "2\tbad usage, an input that is not a bench result, or a refused DIR\n",
+    .exit_status =
+	"0\tthe report was written\n"
+	"1\tfailure (writing the report)\n"
+	"2\tbad usage, an input that is not a bench result, or a refused DIR\n",
     .args = CLI_ARGS_FILES,
 };
 

@@ -357,9 +357,9 @@ void table_header(int target_width)
 {
 	if (target_width > target_col)
 		target_col = target_width;
-	printf("%-9s %-*s %-36s %-5s %10s %10s %9s %9s %9s %9s %8s\n", "phase", target_col,
-	       "target", "workload", "dir", "IOPS", "BW/s", "p50", "p99", "p99.9", "max",
-	       "cpu/op");
+	printf("%-9s %-*s %-36s %-5s %10s %10s %9s %9s %9s %9s %8s\n", "phase",
+	       target_col, "target", "workload", "dir", "IOPS", "BW/s", "p50", "p99",
+	       "p99.9", "max", "cpu/op");
 }
 
 static void table_dir(json_t *job, const char *dirname)
@@ -372,8 +372,8 @@ static void table_dir(json_t *job, const char *dirname)
 	if (!json_integer_value(json_object_get(d, "total_ios")))
 		return;
 	const char *label = json_string_value(json_object_get(pm, "label"));
-	const char *tgt = label && *label ? label
-					 : json_string_value(json_object_get(pm, "target"));
+	const char *tgt =
+	    label && *label ? label : json_string_value(json_object_get(pm, "target"));
 	snprintf(name, sizeof(name), "%s",
 		 json_string_value(json_object_get(job, "jobname")));
 	fmt_bytes(bw, sizeof(bw),
@@ -387,9 +387,9 @@ static void table_dir(json_t *job, const char *dirname)
 	fmt_ns(mx, sizeof(mx), (double)json_integer_value(json_object_get(clat, "max")));
 	fmt_ns(cpu, sizeof(cpu), json_real_value(json_object_get(pm, "cpu_ns_per_io")));
 	printf("%-9s %-*s %-36s %-5s %10.0f %10s %9s %9s %9s %9s %8s\n",
-	       json_string_value(json_object_get(pm, "phase")), target_col, tgt ? tgt : "",
-	       name, dirname,
-	       json_real_value(json_object_get(d, "iops")), bw, p50, p99, p999, mx, cpu);
+	       json_string_value(json_object_get(pm, "phase")), target_col,
+	       tgt ? tgt : "", name, dirname, json_real_value(json_object_get(d, "iops")),
+	       bw, p50, p99, p999, mx, cpu);
 }
 
 /* A mix also gets its total, as seed 000's "total performance" (docs/bench.md). */

@@ -2829,25 +2829,33 @@ static void print_result(const struct result *r)
 static const struct cli_opt crashtest_opts[] = {
     {"medium", 0, "M", 'm', "pmem, nvme, nvme-fua, fakepmr or all (default all)",
      "pmem nvme nvme-fua fakepmr all", false},
-    {"mode", 0, "MODE", 'M', "exhaustive, random, faults, kill, takeover or all (default all)",
+    {"mode", 0, "MODE", 'M',
+     "exhaustive, random, faults, kill, takeover or all (default all)",
      "exhaustive random faults kill takeover all", false},
-    {"seed", 0, "N", 's', "drives every choice; a failure prints the one that replays it", NULL,
-     false},
-    {"count", 0, "N", 'c', "exhaustive: crash points (0 = every event); random, kill, takeover: "
-     "rounds; faults: device faults of each kind", NULL, false},
+    {"seed", 0, "N", 's', "drives every choice; a failure prints the one that replays it",
+     NULL, false},
+    {"count", 0, "N", 'c',
+     "exhaustive: crash points (0 = every event); random, kill, takeover: "
+     "rounds; faults: device faults of each kind",
+     NULL, false},
     {"seconds", 0, "S", 'S', "random, kill, takeover: stop after S seconds", NULL, false},
     {"ops", 0, "N", 'o', "workload operations (default 60)", NULL, false},
-    {"images", 0, "N", 'i', "most images checked per crash point (default all)", NULL, false},
-    {"threads", 0, "N", 't', "random: up to N appender threads (default 4, at most 8)", NULL,
+    {"images", 0, "N", 'i', "most images checked per crash point (default all)", NULL,
      false},
-    {"groups-in-flight", 0, "N", 'g', "the log's groups_in_flight, 1 to 4 (default: random "
-     "draws 1, 2 or 4 per round; others use 1)", NULL, false},
+    {"threads", 0, "N", 't', "random: up to N appender threads (default 4, at most 8)",
+     NULL, false},
+    {"groups-in-flight", 0, "N", 'g',
+     "the log's groups_in_flight, 1 to 4 (default: random "
+     "draws 1, 2 or 4 per round; others use 1)",
+     NULL, false},
     {"point", 0, "N", 'p', "exhaustive: only crash point N (replay)", NULL, false},
     {"dir", 0, "DIR", 'd', "kill lane file directory (default /var/tmp)", NULL, false},
-    {"hang-seconds", 0, "S", 'H', "a campaign with no progress this long is a hang (default 120)",
-     NULL, false},
-    {"json", 0, NULL, 'j', "one JSON object on stdout instead of text (errors too)", NULL, false},
-    {"verbose", 'v', NULL, 'v', "print up to 1000 violations (not 10), and each injected failure", NULL, false},
+    {"hang-seconds", 0, "S", 'H',
+     "a campaign with no progress this long is a hang (default 120)", NULL, false},
+    {"json", 0, NULL, 'j', "one JSON object on stdout instead of text (errors too)", NULL,
+     false},
+    {"verbose", 'v', NULL, 'v',
+     "print up to 1000 violations (not 10), and each injected failure", NULL, false},
     {"help", 'h', NULL, 'h', "this text", NULL, false},
     {0},
 };
@@ -2919,7 +2927,9 @@ int cmd_crashtest(int argc, char **argv)
 		case 'd': o.dir = optarg; continue;
 		case 'j': o.json = true; continue;
 		case 'v': o.verbose = true; continue;
-		case 'h': cli_help(stdout, &cli_crashtest); return 0;
+		case 'h':
+			cli_help(stdout, &cli_crashtest);
+			return 0;
 		case 's': name = "--seed"; dst = &o.seed; break;
 		case 'c': name = "--count"; dst = &o.count; break;
 		case 'S': name = "--seconds"; dst = &o.seconds; break;
@@ -2928,7 +2938,12 @@ int cmd_crashtest(int argc, char **argv)
 		case 'p': name = "--point"; dst = &o.point; break;
 		case 'H': name = "--hang-seconds"; dst = &o.hang_seconds; min = 1; max = 86400; break;
 		case 't': name = "--threads"; dst = &v; min = 1; max = MAXT; break;
-		case 'g': name = "--groups-in-flight"; dst = &v; min = 1; max = 4; break;
+		case 'g':
+			name = "--groups-in-flight";
+			dst = &v;
+			min = 1;
+			max = 4;
+			break;
 		default:
 			return cli_bad_option(&cli_crashtest, ch, argc, argv);
 		}

@@ -72,7 +72,7 @@ enum {
 #define ROW_END {0}
 /* clang-format on */
 
-#define EXIT_USAGE_LINE "2\tbad usage, or a target that cannot be read or is not a log\n"
+#define EXIT_USAGE_LINE	  "2\tbad usage, or a target that cannot be read or is not a log\n"
 #define EXIT_CORRUPT_LINE "3\tthe log is corrupt (LSN and byte offset named)\n"
 
 /* Handles a shared option; returns 1 if it was one. */
@@ -417,7 +417,8 @@ static void print_report(const char *target, const struct pmwal_report *r,
 	if (r->skipped_blocks)
 		printf("  skipped      %llu block%s, %llu record%s (salvage)\n",
 		       (unsigned long long)r->skipped_blocks, plural(r->skipped_blocks),
-		       (unsigned long long)r->skipped_records, plural(r->skipped_records));
+		       (unsigned long long)r->skipped_records,
+		       plural(r->skipped_records));
 	printf("  detail       %s\n", r->detail);
 	printf("  scan time    %.3f ms\n", r->elapsed_ns / 1e6);
 }
@@ -449,12 +450,12 @@ static void create_guard(const char *path, bool on)
 }
 
 static const struct cli_opt create_opts[] = {
-    {"size", 's', "BYTES", 's', "the log's size (64M, 1G, ...); a device: default its whole size",
-     NULL, false},
-    {"record-max", 'r', "BYTES", 'r', "largest record, 1 .. 1G (default 16M, or a quarter of a small log)",
-     NULL, false},
-    {"force", 'f', NULL, 'f', "overwrite what the target holds (a log, a filesystem, data)",
-     NULL, false},
+    {"size", 's', "BYTES", 's',
+     "the log's size (64M, 1G, ...); a device: default its whole size", NULL, false},
+    {"record-max", 'r', "BYTES", 'r',
+     "largest record, 1 .. 1G (default 16M, or a quarter of a small log)", NULL, false},
+    {"force", 'f', NULL, 'f',
+     "overwrite what the target holds (a log, a filesystem, data)", NULL, false},
     ROW_BUFFERED,
     ROW_NO_URING,
     ROW_FDATASYNC,
@@ -468,25 +469,27 @@ const struct cli_cmd cli_create = {
     .name = "create",
     .summary = "create (format) a log on a file, device or region",
     .synopsis = "TARGET --size BYTES [--record-max BYTES] [--force] [OPTIONS]",
-    .description = "Formats a new log. A file is created and zero-filled; a block device or region\n"
-		   "uses --size or its whole size. An existing pmwal log, or any other data, is\n"
-		   "only overwritten with --force.\n",
+    .description =
+	"Formats a new log. A file is created and zero-filled; a block device or region\n"
+	"uses --size or its whole size. An existing pmwal log, or any other data, is\n"
+	"only overwritten with --force.\n",
     .opts = create_opts,
-    .exit_status = "0\tthe log was created\n"
-		   "1\tfailure (an I/O error, a full disk)\n"
-		   "2\tbad usage, or a target that cannot be written or holds data (without\n"
-		   "\t--force)\n",
+    .exit_status =
+	"0\tthe log was created\n"
+	"1\tfailure (an I/O error, a full disk)\n"
+	"2\tbad usage, or a target that cannot be written or holds data (without\n"
+	"\t--force)\n",
     .args = CLI_ARGS_TARGET,
 };
 
 /*
  * The library names the pmwal_options field a value was wrong in; a user of
  * the tool gave an option. "options.capacity_bytes: 4096 is below ..."
- * becomes "--size 4k: below ...", as typed (@given NULL: not typed, the
- * target's own size, named as such).
+ * becomes "--size 4k: below ...", as typed (@given NULL: the option was not
+ * typed, and @absent says what the value was instead).
  */
 static void name_option(char *msg, size_t len, const char *field, const char *opt,
-			const char *given)
+			const char *given, const char *absent)
 {
 	char *at = strstr(msg, field);
 
@@ -495,16 +498,16 @@ static void name_option(char *msg, size_t len, const char *field, const char *op
 	char out[1024], *rest = at + strlen(field);
 	size_t digits = strspn(rest, ": 0123456789");
 
-	if (!strncmp(rest + digits, "is ", 3) && digits > 2)
+	if (given && !strncmp(rest + digits, "is ", 3) && digits > 2)
 		rest += digits + 3; /* "options.X: 4096 is below": the value, then "is" */
 	else if (!strncmp(rest, ": ", 2))
 		rest += 2;
 	if (given)
-		snprintf(out, sizeof(out), "%.*s%s %s: %s", (int)(at - msg), msg, opt, given,
-			 rest);
+		snprintf(out, sizeof(out), "%.*s%s %s: %s", (int)(at - msg), msg, opt,
+			 given, rest);
 	else
-		snprintf(out, sizeof(out), "%.*sthe target's size (no %s given): %s",
-			 (int)(at - msg), msg, opt, rest);
+		snprintf(out, sizeof(out), "%.*s%s (no %s given): %s", (int)(at - msg),
+			 msg, absent, opt, rest);
 	snprintf(msg, len, "%s", out);
 }
 
@@ -515,7 +518,8 @@ static void replace_word(char *msg, size_t len, const char *word, const char *by
 
 	if (!at)
 		return;
-	snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - msg), msg, by, at + strlen(word));
+	snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - msg), msg, by,
+		 at + strlen(word));
 	snprintf(msg, len, "%s", out);
 }
 
@@ -618,9 +622,10 @@ int cmd_create(int argc, char **argv)
 				open_msg(&c, rc), fs ? ": it is " : "", fs ? fs : "");
 	}
 	if (rc == PMWAL_EBADOPT) {
-		name_option(c.err, sizeof(c.err), "options.capacity_bytes", "--size", size_arg);
-		name_option(c.err, sizeof(c.err), "options.record_bytes_max", "--record-max",
-			    rec_max_arg);
+		name_option(c.err, sizeof(c.err), "options.capacity_bytes", "--size",
+			    size_arg, "the target's size");
+		name_option(c.err, sizeof(c.err), "options.record_bytes_max",
+			    "--record-max", rec_max_arg, "the default record maximum");
 		replace_word(c.err, sizeof(c.err), "record_bytes_max", "--record-max");
 	}
 	if (rc) {
@@ -828,8 +833,8 @@ static void print_appended(const struct append_run *a, uint64_t fixed)
 	if (!n)
 		fprintf(stderr, "appended 0 records: the input held none\n");
 	else if (!fixed)
-		fprintf(stderr, "appended %llu %s (LSN %llu..%llu), durable\n", n,
-			recs, first, last);
+		fprintf(stderr, "appended %llu %s (LSN %llu..%llu), durable\n", n, recs,
+			first, last);
 	else if (!a->tail_bytes)
 		fprintf(stderr,
 			"appended %llu %s of %llu bytes (LSN %llu..%llu), "
@@ -840,24 +845,25 @@ static void print_appended(const struct append_run *a, uint64_t fixed)
 			"appended %llu %s of %llu bytes (LSN %llu..%llu), durable; "
 			"the last (LSN %llu) holds the input's last %zu bytes and %llu "
 			"zero bytes of padding (--tail pad)\n",
-			n, recs, (unsigned long long)fixed, first, last, last, a->tail_bytes,
-			(unsigned long long)(fixed - a->tail_bytes));
+			n, recs, (unsigned long long)fixed, first, last, last,
+			a->tail_bytes, (unsigned long long)(fixed - a->tail_bytes));
 	else
-		fprintf(
-		    stderr,
-		    "appended %llu %s (LSN %llu..%llu), durable: %llu bytes each "
-		    "but the last (LSN %llu), which is %zu bytes (--tail short)\n",
-		    n, recs, first, last, (unsigned long long)fixed, last, a->tail_bytes);
+		fprintf(stderr,
+			"appended %llu %s (LSN %llu..%llu), durable: %llu bytes each "
+			"but the last (LSN %llu), which is %zu bytes (--tail short)\n",
+			n, recs, first, last, (unsigned long long)fixed, last,
+			a->tail_bytes);
 }
 
 static const struct cli_opt append_opts[] = {
-    {"record-size", 'n', "N", 'n', "records of exactly N bytes (1 .. 1G) instead of lines",
-     NULL, false},
+    {"record-size", 'n', "N", 'n',
+     "records of exactly N bytes (1 .. 1G) instead of lines", NULL, false},
     {"tail", 0, "MODE", OPT_TAIL,
-     "input past the last whole record: refuse (default), pad or short", "refuse pad short",
-     false},
+     "input past the last whole record: refuse (default), pad or short",
+     "refuse pad short", false},
     {"wait-lock", 0, NULL, OPT_WAIT_LOCK,
-     "standby: wait while another process writes the log, then take it over", NULL, false},
+     "standby: wait while another process writes the log, then take it over", NULL,
+     false},
     {"break-lock", 0, NULL, OPT_BREAK_LOCK,
      "take the log from a hung or stopped writer, which is fenced", NULL, false},
     ROW_BUFFERED,
@@ -888,10 +894,11 @@ const struct cli_cmd cli_append = {
 	"from a writer that is hung or stopped; it is fenced (it acknowledges nothing\n"
 	"more): an operator's decision.\n",
     .opts = append_opts,
-    .exit_status = "0\tevery record is durable\n"
-		   "1\tfailure; the message says which records are durable\n"
-		   "2\tbad usage, a target that cannot be read or is not a log, or input\n"
-		   "\tfrom a file that does not end on a whole record\n" EXIT_CORRUPT_LINE,
+    .exit_status =
+	"0\tevery record is durable\n"
+	"1\tfailure; the message says which records are durable\n"
+	"2\tbad usage, a target that cannot be read or is not a log, or input\n"
+	"\tfrom a file that does not end on a whole record\n" EXIT_CORRUPT_LINE,
     .args = CLI_ARGS_TARGET,
 };
 
@@ -1127,10 +1134,10 @@ static const struct cli_opt dump_opts[] = {
 };
 
 static const struct cli_opt tail_opts[] = {
-    {"from", 'f', "LSN|end", 'f', "start at this LSN, or 'end': only records made durable from now",
-     "end", false},
-    {"follow", 'F', NULL, 'F', "keep printing records as they become durable, until interrupted",
-     NULL, false},
+    {"from", 'f', "LSN|end", 'f',
+     "start at this LSN, or 'end': only records made durable from now", "end", false},
+    {"follow", 'F', NULL, 'F',
+     "keep printing records as they become durable, until interrupted", NULL, false},
     ROW_BUFFERED,
     ROW_NO_URING,
     ROW_SALVAGE,
@@ -1142,16 +1149,17 @@ static const struct cli_opt tail_opts[] = {
 
 #define EXIT_DUMP                                                                        \
 	"0\tevery record was printed\n"                                                  \
-	"1\tfailure (reading the log, closing it)\n" EXIT_USAGE_LINE                      \
-	"3\tthe log is corrupt, or --salvage read past damage: the output is\n"           \
+	"1\tfailure (reading the log, closing it)\n" EXIT_USAGE_LINE                     \
+	"3\tthe log is corrupt, or --salvage read past damage: the output is\n"          \
 	"\tincomplete\n"
 
 const struct cli_cmd cli_dump = {
     .name = "dump",
     .summary = "print records with their LSNs",
     .synopsis = "TARGET [--from LSN] [OPTIONS]",
-    .description = "Prints each durable record: LSN, a tab, the bytes (non-printable as \\xNN).\n"
-		   "--json prints one object per line: lsn, len, data (or data_hex).\n",
+    .description =
+	"Prints each durable record: LSN, a tab, the bytes (non-printable as \\xNN).\n"
+	"--json prints one object per line: lsn, len, data (or data_hex).\n",
     .opts = dump_opts,
     .exit_status = EXIT_DUMP,
     .args = CLI_ARGS_TARGET,
@@ -1169,8 +1177,9 @@ const struct cli_cmd cli_tail = {
 	"interrupted (SIGINT/SIGTERM: exit 0). A follower that falls behind a\n"
 	"release exits 4 naming the LSN to resume from.\n",
     .opts = tail_opts,
-    .exit_status = EXIT_DUMP "4\t--follow fell behind a release: the message names the LSN to "
-			     "resume\n\tfrom\n",
+    .exit_status =
+	EXIT_DUMP "4\t--follow fell behind a release: the message names the LSN to "
+		  "resume\n\tfrom\n",
     .args = CLI_ARGS_TARGET,
 };
 
@@ -1337,15 +1346,16 @@ const struct cli_cmd cli_verify = {
     .name = "verify",
     .summary = "check a log read-only: clean, torn tail or corrupt",
     .synopsis = "TARGET [OPTIONS]",
-    .description = "Scans the log read-only (nothing is written) and prints the verdict: clean,\n"
-		   "torn_tail (an unacknowledged tail would be cut off) or corrupt (LSN, offset).\n",
+    .description =
+	"Scans the log read-only (nothing is written) and prints the verdict: clean,\n"
+	"torn_tail (an unacknowledged tail would be cut off) or corrupt (LSN, offset).\n",
     .opts = verify_opts,
     .exit_status = "0\tclean, or a torn tail\n" EXIT_USAGE_LINE EXIT_CORRUPT_LINE,
     .args = CLI_ARGS_TARGET,
 };
 
 static const struct cli_opt recover_opts[] = {
-    ROW_BUFFERED, ROW_NO_URING, ROW_FDATASYNC, ROW_SALVAGE,
+    ROW_BUFFERED, ROW_NO_URING,	  ROW_FDATASYNC, ROW_SALVAGE,
     ROW_JSON,	  ROW_ENABLE_PMR, ROW_HELP,	 ROW_END,
 };
 
@@ -1353,13 +1363,15 @@ const struct cli_cmd cli_recover = {
     .name = "recover",
     .summary = "run recovery (cut off an unacknowledged torn tail)",
     .synopsis = "TARGET [--salvage] [OPTIONS]",
-    .description = "Runs recovery as an opening database would: a torn tail is cut off (the next\n"
-		   "append overwrites it). A corrupt log is left untouched (exit 3) unless\n"
-		   "--salvage.\n",
+    .description =
+	"Runs recovery as an opening database would: a torn tail is cut off (the next\n"
+	"append overwrites it). A corrupt log is left untouched (exit 3) unless\n"
+	"--salvage.\n",
     .opts = recover_opts,
-    .exit_status = "0\tclean, or a torn tail cut off\n"
-		   "1\tfailure (an I/O error, closing the log)\n" EXIT_USAGE_LINE
-		   "3\tthe log is corrupt (left untouched, or salvaged past the damage)\n",
+    .exit_status =
+	"0\tclean, or a torn tail cut off\n"
+	"1\tfailure (an I/O error, closing the log)\n" EXIT_USAGE_LINE
+	"3\tthe log is corrupt (left untouched, or salvaged past the damage)\n",
     .args = CLI_ARGS_TARGET,
 };
 
@@ -1430,8 +1442,9 @@ const struct cli_cmd cli_info = {
     .name = "info",
     .summary = "show superblock, geometry and durability mode",
     .synopsis = "TARGET [OPTIONS]",
-    .description = "Shows the superblock, geometry, how groups are made durable on this medium,\n"
-		   "and which process holds the log open for writing, if one does.\n",
+    .description =
+	"Shows the superblock, geometry, how groups are made durable on this medium,\n"
+	"and which process holds the log open for writing, if one does.\n",
     .opts = info_opts,
     .exit_status = "0\tshown\n"
 		   "1\tfailure (closing the log)\n" EXIT_USAGE_LINE EXIT_CORRUPT_LINE,
@@ -1439,7 +1452,7 @@ const struct cli_cmd cli_info = {
 };
 
 static const struct cli_opt release_opts[] = {
-    ROW_BUFFERED, ROW_NO_URING, ROW_FDATASYNC, ROW_SALVAGE,
+    ROW_BUFFERED, ROW_NO_URING,	  ROW_FDATASYNC, ROW_SALVAGE,
     ROW_JSON,	  ROW_ENABLE_PMR, ROW_HELP,	 ROW_END,
 };
 
@@ -1447,13 +1460,15 @@ const struct cli_cmd cli_release = {
     .name = "release",
     .summary = "release records below an LSN (after a checkpoint)",
     .synopsis = "TARGET LSN [OPTIONS]",
-    .description = "Releases every record below LSN (after the database checkpointed them);\n"
-		   "their space is reused.\n",
+    .description =
+	"Releases every record below LSN (after the database checkpointed them);\n"
+	"their space is reused.\n",
     .opts = release_opts,
-    .exit_status = "0\treleased\n"
-		   "1\tfailure (an I/O error, closing the log)\n"
-		   "2\tbad usage, a target that cannot be read or is not a log, or an LSN\n"
-		   "\tpast the log's end\n" EXIT_CORRUPT_LINE,
+    .exit_status =
+	"0\treleased\n"
+	"1\tfailure (an I/O error, closing the log)\n"
+	"2\tbad usage, a target that cannot be read or is not a log, or an LSN\n"
+	"\tpast the log's end\n" EXIT_CORRUPT_LINE,
     .args = CLI_ARGS_TARGET,
 };
 

@@ -35,7 +35,8 @@ static void usage(FILE *f)
 		"(on-disk format %d)\n\ncommands:\n",
 		pmwal_version(), PMWAL_FORMAT_VERSION);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-9s %s\n", commands[i].tab->name, commands[i].tab->summary);
+		fprintf(f, "  %-9s %s\n", commands[i].tab->name,
+			commands[i].tab->summary);
 	fprintf(f, "\ntargets: PATH (file or block device, io_uring + O_DIRECT), "
 		   "pmem:PATH, /dev/daxX.Y,\n         pmr:BDF (NVMe PMR), "
 		   "fakepmr:PATH (simulated PMR)\n"

@@ -41,9 +41,8 @@ static void build(const struct cli_cmd *cmd)
 	for (const struct cli_opt *o = cmd->opts; o->name; o++) {
 		if (n == CLI_OPTS_MAX)
 			abort(); /* a programmer's error: raise CLI_OPTS_MAX */
-		longopts[n++] = (struct option){o->name,
-						o->arg ? required_argument : no_argument,
-						NULL, o->id};
+		longopts[n++] = (struct option){
+		    o->name, o->arg ? required_argument : no_argument, NULL, o->id};
 		if (o->short_name) {
 			optstring[s++] = (char)o->short_name;
 			if (o->arg)
@@ -157,7 +156,7 @@ static void others_taking(const struct cli_cmd *cmd, const char *name, size_t le
 
 	for (unsigned i = 0; i < n && at < buflen; i++)
 		at += (size_t)snprintf(buf + at, buflen - at, "%s%s",
-				       i == 0	      ? ""
+				       i == 0	    ? ""
 				       : i == n - 1 ? " and "
 						    : ", ",
 				       found[i]);
@@ -177,7 +176,8 @@ void cli_option_msg(const struct cli_cmd *cmd, int opt, char **argv, char *buf,
 
 		if (strncmp(word, "--", 2) && optind >= 2)
 			word = argv[optind - 2]; /* arg was the option's value */
-		snprintf(buf, len, "unknown option '%.*s' (options are not abbreviated: --%s?)",
+		snprintf(buf, len,
+			 "unknown option '%.*s' (options are not abbreviated: --%s?)",
 			 (int)strcspn(word, "="), word, abbreviated);
 		return;
 	}
@@ -192,8 +192,10 @@ void cli_option_msg(const struct cli_cmd *cmd, int opt, char **argv, char *buf,
 
 		others_taking(cmd, name, (size_t)n, others, sizeof(others));
 		if (others[0]) {
-			snprintf(buf, len, "--%.*s is not an option of pmwal %s (pmwal %s take%s it)",
-				 n, name, cmd->name, others, strchr(others, ' ') ? "" : "s");
+			snprintf(
+			    buf, len,
+			    "--%.*s is not an option of pmwal %s (pmwal %s take%s it)", n,
+			    name, cmd->name, others, strchr(others, ' ') ? "" : "s");
 			return;
 		}
 	}
@@ -251,7 +253,8 @@ void cli_help(FILE *f, const struct cli_cmd *cmd)
 	fprintf(f, "usage: pmwal %s %s\n", cmd->name, cmd->synopsis);
 	if (cmd->description && cmd->description[0])
 		fprintf(f, "%s%s", cmd->description,
-			cmd->description[strlen(cmd->description) - 1] == '\n' ? "" : "\n");
+			cmd->description[strlen(cmd->description) - 1] == '\n' ? ""
+									       : "\n");
 	for (const struct cli_opt *o = cmd->opts; o->name; o++) {
 		int w = opt_label(o, label, sizeof(label));
 
@@ -355,14 +358,20 @@ static void complete_values(FILE *f, const struct cli_cmd *c)
 		if (o->short_name)
 			fprintf(f, "|-%c", o->short_name);
 		if (o->values)
-			fprintf(f, ") COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return 0 ;;\n",
-				o->values);
+			fprintf(
+			    f,
+			    ") COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return 0 ;;\n",
+			    o->values);
 		else if (!strcmp(o->arg, "DIR"))
-			fprintf(f, ") COMPREPLY=($(compgen -d -- \"$cur\")); return 0 ;;\n");
+			fprintf(f,
+				") COMPREPLY=($(compgen -d -- \"$cur\")); return 0 ;;\n");
 		else if (strstr(o->arg, "FILE") || strstr(o->arg, "PATH"))
-			fprintf(f, ") COMPREPLY=($(compgen -f -- \"$cur\")); return 0 ;;\n");
+			fprintf(f,
+				") COMPREPLY=($(compgen -f -- \"$cur\")); return 0 ;;\n");
 		else
-			fprintf(f, ") return 0 ;;\n"); /* a number or size: nothing to offer */
+			fprintf(
+			    f,
+			    ") return 0 ;;\n"); /* a number or size: nothing to offer */
 	}
 }
 
@@ -400,38 +409,37 @@ void cli_bash_completion(FILE *f)
 		complete_values(f, c);
 		fprintf(f, "\t\tesac ;;\n");
 	}
-	fprintf(f,
-		"\t*) return 0 ;;\n"
-		"\tesac\n"
-		"\tif [[ $cur == -* ]]; then\n"
-		"\t\tCOMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
-		"\t\treturn 0\n"
-		"\tfi\n"
-		"\tcase $args in\n"
-		"\ttarget)\n"
-		"\t\tcase $cur in\n"
-		"\t\tpmr:*)\n"
-		"\t\t\tlocal bdf\n"
-		"\t\t\tfor bdf in /sys/bus/pci/devices/*; do\n"
-		"\t\t\t\t[ -e \"$bdf\" ] && COMPREPLY+=(\"pmr:${bdf##*/}\")\n"
-		"\t\t\tdone\n"
-		"\t\t\tCOMPREPLY=($(compgen -W \"${COMPREPLY[*]}\" -- \"$cur\")) ;;\n"
-		"\t\tpmem:*|fakepmr:*|file:*|sim:*)\n"
-		"\t\t\tlocal pre=${cur%%%%:*}: f\n"
-		"\t\t\tfor f in $(compgen -f -- \"${cur#*:}\"); do\n"
-		"\t\t\t\tCOMPREPLY+=(\"$pre$f\")\n"
-		"\t\t\tdone ;;\n"
-		"\t\t*)\n"
-		"\t\t\tCOMPREPLY=($(compgen -W 'file: pmem: pmr: fakepmr: sim:' -- "
-		"\"$cur\") $(compgen -f -- \"$cur\"))\n"
-		"\t\t\t[[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *: ]] &&\n"
-		"\t\t\t\tcompopt -o nospace 2>/dev/null ;;\n"
-		"\t\tesac\n"
-		"\t\tdeclare -F __ltrim_colon_completions >/dev/null &&\n"
-		"\t\t\t__ltrim_colon_completions \"$cur\" ;;\n"
-		"\tfiles) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
-		"\tesac\n"
-		"\treturn 0\n"
-		"}\n"
-		"complete -o filenames -F _pmwal pmwal\n");
+	fprintf(f, "\t*) return 0 ;;\n"
+		   "\tesac\n"
+		   "\tif [[ $cur == -* ]]; then\n"
+		   "\t\tCOMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+		   "\t\treturn 0\n"
+		   "\tfi\n"
+		   "\tcase $args in\n"
+		   "\ttarget)\n"
+		   "\t\tcase $cur in\n"
+		   "\t\tpmr:*)\n"
+		   "\t\t\tlocal bdf\n"
+		   "\t\t\tfor bdf in /sys/bus/pci/devices/*; do\n"
+		   "\t\t\t\t[ -e \"$bdf\" ] && COMPREPLY+=(\"pmr:${bdf##*/}\")\n"
+		   "\t\t\tdone\n"
+		   "\t\t\tCOMPREPLY=($(compgen -W \"${COMPREPLY[*]}\" -- \"$cur\")) ;;\n"
+		   "\t\tpmem:*|fakepmr:*|file:*|sim:*)\n"
+		   "\t\t\tlocal pre=${cur%%%%:*}: f\n"
+		   "\t\t\tfor f in $(compgen -f -- \"${cur#*:}\"); do\n"
+		   "\t\t\t\tCOMPREPLY+=(\"$pre$f\")\n"
+		   "\t\t\tdone ;;\n"
+		   "\t\t*)\n"
+		   "\t\t\tCOMPREPLY=($(compgen -W 'file: pmem: pmr: fakepmr: sim:' -- "
+		   "\"$cur\") $(compgen -f -- \"$cur\"))\n"
+		   "\t\t\t[[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *: ]] &&\n"
+		   "\t\t\t\tcompopt -o nospace 2>/dev/null ;;\n"
+		   "\t\tesac\n"
+		   "\t\tdeclare -F __ltrim_colon_completions >/dev/null &&\n"
+		   "\t\t\t__ltrim_colon_completions \"$cur\" ;;\n"
+		   "\tfiles) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
+		   "\tesac\n"
+		   "\treturn 0\n"
+		   "}\n"
+		   "complete -o filenames -F _pmwal pmwal\n");
 }

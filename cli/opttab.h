@@ -22,11 +22,11 @@ enum cli_args {
 };
 
 struct cli_opt {
-	const char *name; /* long name without "--"; NULL ends a table */
-	int short_name;	  /* 0: none */
-	const char *arg;  /* the value's name (NULL: the option takes none) */
-	int id;		  /* what cli_getopt() returns for it */
-	const char *help; /* one line for --help and the man page */
+	const char *name;   /* long name without "--"; NULL ends a table */
+	int short_name;	    /* 0: none */
+	const char *arg;    /* the value's name (NULL: the option takes none) */
+	int id;		    /* what cli_getopt() returns for it */
+	const char *help;   /* one line for --help and the man page */
 	const char *values; /* words a value completes to, space-separated, or NULL */
 	bool hidden;	    /* accepted (an alias) but not listed */
 };

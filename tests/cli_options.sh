@@ -46,7 +46,7 @@ value_for() { # sets val
 	BYTES | SIZE) val=1M ;;
 	MODE) val=refuse ;;
 	M) val=pmem ;;
-	RW) val=read ;;
+	RW) val="read" ;;
 	POLICY) val=durable ;;
 	FMT) val=normal ;;
 	*DIR* | *FILE* | PATH | PREFIX | JOB) val=$dir/nowhere ;;
@@ -107,6 +107,17 @@ check text_usage_no_json 2 "$pmwal" verify
 check create_small 2 "$pmwal" create "$dir/small" --size 4k --buffered
 expect create_small_named "--size 4k: below the minimum of"
 refute create_small_field "options.capacity_bytes"
+
+# A device too small, no --size given: the device's size is named as such.
+truncate -s 16k "$dir/small.img"
+if loop=$(losetup -f --show "$dir/small.img" 2>/dev/null); then
+	check create_small_device 2 "$pmwal" create "$loop" --buffered
+	losetup -d "$loop"
+	expect create_small_device_named "the target's size (no --size given): 16384 is below"
+	refute create_small_device_field "options.capacity_bytes"
+else
+	echo "SKIP create_small_device: no loop device here"
+fi
 
 # One record is a record.
 check create 0 "$pmwal" create "$dir/log" --size 1M --buffered

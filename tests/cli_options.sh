@@ -156,6 +156,9 @@ got=$(cd "$dir" && complete_words pmwal verify fakep)
 [ "$got" = "fakepmr:" ] && pass || fail "completion: pmwal verify fakep: '$got'"
 got=$(complete_words pmwal verify "pmem:$dir/lo")
 [ "$got" = "pmem:$dir/log" ] && pass || fail "completion: pmwal verify pmem:$dir/lo: '$got'"
+# Where ':' splits words (bash without bash-completion): the path after it.
+got=$(complete_words pmwal verify pmem : "$dir/lo")
+[ "$got" = "$dir/log" ] && pass || fail "completion: pmwal verify pmem : $dir/lo: '$got'"
 for c in $cmds; do
 	got=$(complete_words pmwal "$c" --)
 	want=$(awk -F'\t' -v c="$c" '$1 == "option" && $2 == c {printf "%s--%s", n++ ? " " : "", $3}' <<<"$table")

@@ -209,7 +209,8 @@ void result_free(struct run_result *r);
  * "pmwal" section (series, cliff, cpu per I/O, label). Caller owns it. */
 json_t *result_job_json(const char *jobname, const char *phase, const char *target,
 			const char *label, const struct run_result *r, json_t *options);
-void table_header(void);
+/* The results table: @target_width, the longest target named (16 at least). */
+void table_header(int target_width);
 void table_row(json_t *job);
 json_t *clat_json(const struct hist *h);
 /* Write @root's CSV files (jobs.csv, series.csv) into @dir, made if missing,

@@ -11,4 +11,9 @@
 int cmd_bench(int argc, char **argv);  /* cmd.c */
 int cmd_report(int argc, char **argv); /* report.c */
 
+/* Their option tables (cli/opttab.h), for pmwal --help, the man pages and
+ * the bash completion. */
+struct cli_cmd;
+extern const struct cli_cmd cli_bench, cli_report;
+
 #endif

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench_cmd.h"
+#include "opttab.h"
 #include "pmwal.h"
 
 enum {
@@ -56,7 +57,6 @@ enum {
 	O_NOURING,
 	O_FDATASYNC,
 	O_PRIM_TIME,
-	O_HELP,
 	O_QUIET,
 	O_BATCH,
 	O_NOPRIM,
@@ -71,112 +71,154 @@ enum {
 	O_UNTIL_FULL,
 };
 
-static const struct option long_opts[] = {
-    {"rw", required_argument, NULL, O_RW},
-    {"readwrite", required_argument, NULL, O_RW},
-    {"rwmixread", required_argument, NULL, O_RWMIX},
-    {"bs", required_argument, NULL, O_BS},
-    {"blocksize", required_argument, NULL, O_BS},
-    {"iodepth", required_argument, NULL, O_IODEPTH},
-    {"numjobs", required_argument, NULL, O_NUMJOBS},
-    {"iodepth_batch_submit", required_argument, NULL, O_BATCH},
-    {"iodepth_batch", required_argument, NULL, O_BATCH},
-    {"size", required_argument, NULL, O_SIZE},
-    {"runtime", required_argument, NULL, O_RUNTIME},
-    {"ramp", required_argument, NULL, O_RAMP},
-    {"ramp_time", required_argument, NULL, O_RAMP},
-    {"sqthread-poll", no_argument, NULL, O_SQPOLL},
-    {"sqthread_poll", no_argument, NULL, O_SQPOLL},
-    {"hipri", no_argument, NULL, O_HIPRI},
-    {"direct", required_argument, NULL, O_DIRECT},
-    {"rate-read", required_argument, NULL, O_RATE_R},
-    {"rate-write", required_argument, NULL, O_RATE_W},
-    {"rate", required_argument, NULL, O_RATE},
-    {"sweep", required_argument, NULL, O_SWEEP},
-    {"filename", required_argument, NULL, O_TARGET},
-    {"target", required_argument, NULL, O_TARGET},
-    {"interval", required_argument, NULL, O_INTERVAL},
-    {"record-size", required_argument, NULL, O_RECORD},
-    {"threads", required_argument, NULL, O_THREADS},
-    {"commit", required_argument, NULL, O_COMMIT},
-    {"group-window-us", required_argument, NULL, O_WINDOW},
-    {"outstanding", required_argument, NULL, O_OUTSTANDING},
-    {"groups-in-flight", required_argument, NULL, O_INFLIGHT},
-    {"capacity", required_argument, NULL, O_CAPACITY},
-    {"followers", required_argument, NULL, O_FOLLOWERS},
-    {"follower-hold", no_argument, NULL, O_FOLLOWER_HOLD},
-    {"clients", required_argument, NULL, O_CLIENTS},
-    {"b", required_argument, NULL, O_CLIENT_B},
-    {"json", required_argument, NULL, O_JSON},
-    {"csv", required_argument, NULL, O_CSV},
-    {"output", required_argument, NULL, 'o'},
-    {"force", no_argument, NULL, O_FORCE},
-    {"quick", no_argument, NULL, O_QUICK},
-    {"until-full", no_argument, NULL, O_UNTIL_FULL},
-    {"no-fixed", no_argument, NULL, O_NOFIXED},
-    {"no-uring", no_argument, NULL, O_NOURING},
-    {"fdatasync", no_argument, NULL, O_FDATASYNC},
-    {"prim-time", required_argument, NULL, O_PRIM_TIME},
-    {"quiet", no_argument, NULL, O_QUIET},
-    {"no-primitives", no_argument, NULL, O_NOPRIM},
-    {"help", no_argument, NULL, O_HELP},
-    {"output-format", required_argument, NULL, O_OUTFMT},
-    {"write_bw_log", required_argument, NULL, O_BW_LOG},
-    {"write_iops_log", required_argument, NULL, O_IOPS_LOG},
-    {"write_lat_log", required_argument, NULL, O_LAT_LOG},
-    {"log_avg_msec", required_argument, NULL, O_LOG_AVG},
-    {"job", required_argument, NULL, O_JOB},
+static const struct cli_opt bench_opts[] = {
+    {"rw", 0, "RW", O_RW, "io: read, write, randread, randwrite or randrw",
+     "read write randread randwrite randrw", false},
+    {"readwrite", 0, "RW", O_RW, "same as --rw (fio's name)",
+     "read write randread randwrite randrw", true},
+    {"rwmixread", 0, "N", O_RWMIX, "io --rw randrw: percent of reads", NULL, false},
+    {"bs", 0, "SIZE", O_BS, "io: block size (default 4k)", NULL, false},
+    {"blocksize", 0, "SIZE", O_BS, "same as --bs", NULL, true},
+    {"iodepth", 0, "N", O_IODEPTH, "io: I/Os in flight per job (default 32)", NULL,
+     false},
+    {"numjobs", 0, "N", O_NUMJOBS, "io: jobs (threads) at once (default 1)", NULL, false},
+    {"iodepth_batch_submit", 0, "N", O_BATCH,
+     "io: I/Os per submission, as fio (default 1)", NULL, false},
+    {"iodepth_batch", 0, "N", O_BATCH, "same as --iodepth_batch_submit", NULL, true},
+    {"size", 0, "SIZE", O_SIZE,
+     "bytes to work over (default 1g); io: N% of an existing file or device", NULL,
+     false},
+    {"runtime", 0, "TIME", O_RUNTIME, "how long each measurement runs (default 10s)",
+     NULL, false},
+    {"ramp", 0, "TIME", O_RAMP, "warm-up before measuring (default 1s)", NULL, false},
+    {"ramp_time", 0, "TIME", O_RAMP, "same as --ramp (fio's name)", NULL, true},
+    {"sqthread-poll", 0, NULL, O_SQPOLL,
+     "io: io_uring with a kernel submission thread (SQPOLL)", NULL, false},
+    {"sqthread_poll", 0, NULL, O_SQPOLL, "same as --sqthread-poll", NULL, true},
+    {"hipri", 0, NULL, O_HIPRI, "io: polled completions (fio's hipri)", NULL, false},
+    {"direct", 0, "0|1", O_DIRECT,
+     "O_DIRECT (1, default) or the page cache (0; the log opens buffered)", "0 1", false},
+    {"rate-read", 0, "RATE", O_RATE_R,
+     "io: cap reads at bytes/s (500M) or a share of alone (20%)", NULL, false},
+    {"rate-write", 0, "RATE", O_RATE_W,
+     "io: cap writes at bytes/s (100M) or a share of alone (20%)", NULL, false},
+    {"rate", 0, "R,W", O_RATE, "io: --rate R,W: both caps at once", NULL, false},
+    {"sweep", 0, "KEY=LIST", O_SWEEP,
+     "iodepth=1,2,4..256, numjobs=1..8, bs=512..1m, record=512..64k or threads=1..32 "
+     "(a..b doubles)",
+     NULL, false},
+    {"filename", 0, "PATH", O_TARGET, "the target (fio's name for it)", NULL, true},
+    {"target", 0, "PATH", O_TARGET, "the target, as a positional TARGET", NULL, false},
+    {"interval", 0, "TIME", O_INTERVAL, "sample series interval (default 100ms)", NULL,
+     false},
+    {"record-size", 0, "SIZE", O_RECORD,
+     "log, recovery: record size, 1..16M (default 4k)", NULL, false},
+    {"threads", 0, "N", O_THREADS, "log: appender threads, 1..1024 (default 1)", NULL,
+     false},
+    {"commit", 0, "POLICY", O_COMMIT, "log: durable (each append waits) or buffered",
+     "durable buffered", false},
+    {"group-window-us", 0, "N", O_WINDOW, "log: group commit window in microseconds",
+     NULL, false},
+    {"outstanding", 0, "N", O_OUTSTANDING,
+     "log --commit buffered: appends in flight per thread (4096)", NULL, false},
+    {"groups-in-flight", 0, "N", O_INFLIGHT, "log on flash: group writes at once, 1..4",
+     NULL, false},
+    {"capacity", 0, "SIZE", O_CAPACITY, "log: the log's size (default 256m)", NULL,
+     false},
+    {"followers", 0, "N", O_FOLLOWERS,
+     "log: then again with N processes following the log (0..16)", NULL, false},
+    {"follower-hold", 0, NULL, O_FOLLOWER_HOLD,
+     "log --followers: the log keeps what followers have to read", NULL, false},
+    {"clients", 0, "N", O_CLIENTS, "io, dual: processes on the target at once", NULL,
+     false},
+    {"b", 0, "JOB", O_CLIENT_B, "dual: the second workload, e.g. \"rw=read bs=128k\"",
+     NULL, false},
+    {"json", 0, "FILE", O_JSON, "results as fio-shaped JSON (- is stdout)", NULL, false},
+    {"csv", 0, "DIR", O_CSV, "results as CSV files in DIR", NULL, false},
+    {"output", 'o', "DIR", 'o', "JSON, CSV and the HTML report in DIR", NULL, false},
+    {"force", 0, NULL, O_FORCE,
+     "write over a device or file that holds a filesystem or a pmwal log", NULL, false},
+    {"quick", 0, NULL, O_QUICK, "every phase time divided by 5 (the quick suite)", NULL,
+     false},
+    {"until-full", 0, NULL, O_UNTIL_FULL,
+     "io: write the whole file or device once; bandwidth over time", NULL, false},
+    {"no-fixed", 0, NULL, O_NOFIXED, "io: no registered (fixed) files and buffers", NULL,
+     false},
+    {"no-uring", 0, NULL, O_NOURING, "log, recovery: pwritev2 instead of io_uring", NULL,
+     false},
+    {"fdatasync", 0, NULL, O_FDATASYNC,
+     "log, recovery: flush with fdatasync, not FUA writes", NULL, false},
+    {"prim-time", 0, "TIME", O_PRIM_TIME,
+     "primitives: how long each one runs (default 1s)", NULL, false},
+    {"quiet", 0, NULL, O_QUIET, "no results table on stdout", NULL, false},
+    {"no-primitives", 0, NULL, O_NOPRIM,
+     "log: skip timing each durability primitive alone", NULL, false},
+    {"help", 'h', NULL, 'h', "this text", NULL, false},
+    {"output-format", 0, "FMT", O_OUTFMT, "normal, json, json+ or terse (fio's)",
+     "normal json json+ terse", false},
+    {"write_bw_log", 0, "PREFIX", O_BW_LOG, "fio-style bandwidth log (PREFIX_bw.N.log)",
+     NULL, false},
+    {"write_iops_log", 0, "PREFIX", O_IOPS_LOG, "fio-style IOPS log", NULL, false},
+    {"write_lat_log", 0, "PREFIX", O_LAT_LOG, "fio-style latency logs", NULL, false},
+    {"log_avg_msec", 0, "MS", O_LOG_AVG,
+     "average the fio-style logs over MS milliseconds", NULL, false},
+    {"job", 0, "FILE", O_JOB, "io: run the jobs of a fio job file", NULL, false},
     {0},
 };
 
-static void usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "usage: pmwal bench [MODE] [TARGET...] [OPTIONS]\n"
-	    "modes:\n"
-	    "  (none)       default suite on 'flash' (a file here, O_DIRECT), 'pmem'\n"
-	    "               and 'fakepmr' (emulated regions in /dev/shm); report in\n"
-	    "               ./pmwal-report/\n"
-	    "  io           raw I/O: --rw read|write|randread|randwrite|randrw "
-	    "--rwmixread N\n"
-	    "               --bs 4k --iodepth 32 --numjobs 1 --size 1g --runtime 10s\n"
-	    "               (--size N%%: that share of an existing file or device)\n"
-	    "               --ramp 1s --sqthread-poll --hipri --direct 0|1 --no-fixed\n"
-	    "               --iodepth_batch_submit 1 (I/Os per submission, as fio)\n"
-	    "               --rate-read 500M|20%% --rate-write 100M|20%% --clients 2\n"
-	    "               --until-full: write the whole file or device once (at\n"
-	    "               the rate caps), bandwidth over time, the cache cliff\n"
-	    "  log          durable appends: --record-size 4k --threads 1\n"
-	    "               --commit durable|buffered --group-window-us N --capacity "
-	    "256m\n"
-	    "               --outstanding N (buffered: appends in flight per thread, "
-	    "4096)\n"
-	    "               --groups-in-flight N (flash: group writes at once, 1..4)\n"
-	    "               --no-uring (pwritev2) --fdatasync (flush, not FUA)\n"
-	    "               --followers N (0..16): the writer alone, then with N\n"
-	    "               processes following the log read-only; their lag\n"
-	    "               (ack to delivery) and the writer's with/alone ratio;\n"
-	    "               the writer releases as alone, a follower behind a\n"
-	    "               release resumes at the head (counted), unless\n"
-	    "               --follower-hold: the log keeps what they have to read\n"
-	    "               then each durability primitive alone (--no-primitives)\n"
-	    "  recovery     fill a log (--size 1g, --record-size 4k), time pmwal_open\n"
-	    "  primitives   fdatasync / O_DSYNC / RWF_DSYNC / pmem barrier, each alone\n"
-	    "  dual         two processes on one target at once (--clients N, --b "
-	    "\"rw=read\n"
-	    "               bs=128k\" for a different second workload), vs one alone\n"
-	    "  compare A B  the quick suite on two targets side by side with ratios\n"
-	    "targets: PATH (file or block device), flash, pmem, pmem:PATH, /dev/daxX.Y,\n"
-	    "         pmr:BDF, fakepmr:PATH\n"
-	    "sweeps:  --sweep iodepth=1,2,4..256 | numjobs=1..8 | bs=512..1m |\n"
-	    "         record=512..64k | threads=1..32   (a..b doubles)\n"
-	    "output:  --json FILE (fio-shaped), --csv DIR, -o DIR (json+csv+html),\n"
-	    "         --runtime/--ramp/--interval 100ms, --quick, --force, --quiet\n"
-	    "fio:     --output-format normal|json|json+|terse (json to stdout, or --json\n"
-	    "         FILE; --json - is stdout), --write_bw_log P, --write_iops_log P\n"
-	    "         (P_bw.N.log), --log_avg_msec MS, bench io --job FILE.fio\n");
-}
+const struct cli_cmd cli_bench = {
+    .name = "bench",
+    .summary = "device and log benchmarks (default suite without arguments)",
+    .synopsis = "[MODE] [TARGET...] [OPTIONS]",
+    .description =
+	"modes:\n"
+	"  (none)       default suite on 'flash' (a file here, O_DIRECT), 'pmem'\n"
+	"               and 'fakepmr' (emulated regions in /dev/shm); report in\n"
+	"               ./pmwal-report/\n"
+	"  io           raw I/O: --rw read|write|randread|randwrite|randrw "
+	"--rwmixread N\n"
+	"               --bs 4k --iodepth 32 --numjobs 1 --size 1g --runtime 10s\n"
+	"               (--size N%: that share of an existing file or device)\n"
+	"               --ramp 1s --sqthread-poll --hipri --direct 0|1 --no-fixed\n"
+	"               --iodepth_batch_submit 1 (I/Os per submission, as fio)\n"
+	"               --rate-read 500M|20% --rate-write 100M|20% --clients 2\n"
+	"               --until-full: write the whole file or device once (at\n"
+	"               the rate caps), bandwidth over time, the cache cliff\n"
+	"  log          durable appends: --record-size 4k --threads 1\n"
+	"               --commit durable|buffered --group-window-us N --capacity "
+	"256m\n"
+	"               --outstanding N (buffered: appends in flight per thread, "
+	"4096)\n"
+	"               --groups-in-flight N (flash: group writes at once, 1..4)\n"
+	"               --no-uring (pwritev2) --fdatasync (flush, not FUA)\n"
+	"               --followers N (0..16): the writer alone, then with N\n"
+	"               processes following the log read-only; their lag\n"
+	"               (ack to delivery) and the writer's with/alone ratio;\n"
+	"               the writer releases as alone, a follower behind a\n"
+	"               release resumes at the head (counted), unless\n"
+	"               --follower-hold: the log keeps what they have to read\n"
+	"               then each durability primitive alone (--no-primitives)\n"
+	"  recovery     fill a log (--size 1g, --record-size 4k), time pmwal_open\n"
+	"  primitives   fdatasync / O_DSYNC / RWF_DSYNC / pmem barrier, each alone\n"
+	"  dual         two processes on one target at once (--clients N, --b "
+	"\"rw=read\n"
+	"               bs=128k\" for a different second workload), vs one alone\n"
+	"  compare A B  the quick suite on two targets side by side with ratios\n"
+	"targets: PATH (file or block device), flash, pmem, pmem:PATH, /dev/daxX.Y,\n"
+	"         pmr:BDF, fakepmr:PATH\n"
+	"sweeps:  --sweep iodepth=1,2,4..256 | numjobs=1..8 | bs=512..1m |\n"
+	"         record=512..64k | threads=1..32   (a..b doubles)\n"
+	"output:  --json FILE (fio-shaped), --csv DIR, -o DIR (json+csv+html),\n"
+	"         --runtime/--ramp/--interval 100ms, --quick, --force, --quiet\n"
+	"fio:     --output-format normal|json|json+|terse (json to stdout, or --json\n"
+	"         FILE; --json - is stdout), --write_bw_log P, --write_iops_log P\n"
+	"         (P_bw.N.log), --log_avg_msec MS, bench io --job FILE.fio\n",
+    .opts = bench_opts,
+    .exit_status = "0\tevery run finished\n"
+		   "1\ta run failed, or was interrupted (what was measured is written)\n"
+		   "2\tbad usage, or a target or output that is refused\n",
+    .args = CLI_ARGS_TARGET,
+};
 
 static int set_err(struct bench_ctx *c, const char *opt, const char *msg)
 {
@@ -547,16 +589,14 @@ int ctx_parse(struct bench_ctx *c, int argc, char **argv)
 	int opt;
 
 	optind = 0; /* GNU: full re-initialisation, this parser runs more than once */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "o:h", long_opts, NULL)) != -1) {
-		if (opt == 'h' || opt == O_HELP) {
-			usage(stdout);
+	while ((opt = cli_getopt(&cli_bench, argc, argv)) != -1) {
+		if (opt == 'h') {
+			cli_help(stdout, &cli_bench);
 			snprintf(c->err, sizeof(c->err), "help");
 			return -1;
 		}
 		if (opt == '?' || opt == ':') {
-			snprintf(c->err, sizeof(c->err),
-				 "unknown option or missing value: %s", argv[optind - 1]);
+			cli_option_msg(&cli_bench, opt, argv, c->err, sizeof(c->err));
 			return -1;
 		}
 		if (parse_one(c, opt, optarg))
@@ -1013,8 +1053,14 @@ int cmd_bench(int argc, char **argv)
 	bench_stop = 0;
 	bench_install_sigint();
 	(void)bench_clock_name(); /* calibrate before any thread reads the clock */
-	if (!c.quiet)
-		table_header();
+	if (!c.quiet) {
+		int width = 0;
+
+		for (int i = 0; i < c.npos; i++)
+			if ((int)strlen(c.pos[i]) > width)
+				width = (int)strlen(c.pos[i]);
+		table_header(width);
+	}
 	if (run(&c) < 0) {
 		fprintf(stderr, "pmwal bench: %s\n", c.err);
 		ctx_note_status(&c, PMWAL_BENCH_EUSAGE);

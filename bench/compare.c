@@ -160,7 +160,7 @@ static void print_header(struct bench_ctx *c, int n)
 {
 	printf("\n%-34s", "workload (ratios: each / A)");
 	for (int t = 0; t < n; t++)
-		printf(" %c=%-19.19s", 'A' + t, c->pos[t]);
+		printf(" %c=%-19s", 'A' + t, c->pos[t]);
 	printf(" | p99 latency (recovery: s/GiB)\n");
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench_cmd.h"
+#include "opttab.h"
 
 #define REPORT_CURVES_MAX  8
 #define SERIES_PLOT_POINTS 1500
@@ -1052,6 +1053,28 @@ static int report_input_check(const char *path)
 	return -1;
 }
 
+static const struct cli_opt report_opts[] = {
+    {"output", 'o', "DIR", 'o', "where index.html goes (default ./pmwal-report)", NULL,
+     false},
+    {"help", 'h', NULL, 'h', "this text", NULL, false},
+    {0},
+};
+
+const struct cli_cmd cli_report = {
+    .name = "report",
+    .summary = "HTML report with plots from bench JSON results",
+    .synopsis = "RESULT.json... [-o DIR]",
+    .description =
+	"Makes one HTML page (index.html in DIR) with tables and plots from the\n"
+	"JSON results of pmwal bench (--json FILE), several runs side by side.\n",
+    .opts = report_opts,
+    .exit_status =
+	"0\tthe report was written\n"
+	"1\tfailure (writing the report)\n"
+	"2\tbad usage, an input that is not a bench result, or a refused DIR\n",
+    .args = CLI_ARGS_FILES,
+};
+
 int cmd_report(int argc, char **argv)
 {
 	static const char *const outputs[] = {"index.html", NULL};
@@ -1072,14 +1095,14 @@ int cmd_report(int argc, char **argv)
 		    i + 1 < argc) {
 			dir = argv[++i];
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: pmwal report RESULT.json... [-o DIR]\n");
+			cli_help(stdout, &cli_report);
 			goto out;
 		} else {
 			inputs++;
 		}
 	}
 	if (!inputs) {
-		fprintf(stderr, "usage: pmwal report RESULT.json... [-o DIR]\n");
+		cli_usage_error("report", false, NULL, "no RESULT.json given");
 		status = BENCH_EXIT_USAGE;
 		goto out;
 	}

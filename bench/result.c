@@ -349,10 +349,17 @@ int json_write(json_t *root, const char *opt, const char *path, char *err, size_
 	return out_close(&o, err, errlen);
 }
 
-void table_header(void)
+/* The target column: wide enough for the targets named (table_header), a
+ * longer one widens its own row rather than being cut. */
+static int target_col = 16;
+
+void table_header(int target_width)
 {
-	printf("%-9s %-16s %-36s %-5s %10s %10s %9s %9s %9s %9s %8s\n", "phase", "target",
-	       "workload", "dir", "IOPS", "BW/s", "p50", "p99", "p99.9", "max", "cpu/op");
+	if (target_width > target_col)
+		target_col = target_width;
+	printf("%-9s %-*s %-36s %-5s %10s %10s %9s %9s %9s %9s %8s\n", "phase",
+	       target_col, "target", "workload", "dir", "IOPS", "BW/s", "p50", "p99",
+	       "p99.9", "max", "cpu/op");
 }
 
 static void table_dir(json_t *job, const char *dirname)
@@ -360,14 +367,13 @@ static void table_dir(json_t *job, const char *dirname)
 	json_t *d = json_object_get(job, dirname), *pm = json_object_get(job, "pmwal");
 	json_t *clat = json_object_get(d, "clat_ns"),
 	       *pct = json_object_get(clat, "percentile");
-	char bw[16], p50[16], p99[16], p999[16], mx[16], cpu[16], tgt[17], name[37];
+	char bw[16], p50[16], p99[16], p999[16], mx[16], cpu[16], name[37];
 
 	if (!json_integer_value(json_object_get(d, "total_ios")))
 		return;
 	const char *label = json_string_value(json_object_get(pm, "label"));
-	snprintf(tgt, sizeof(tgt), "%s",
-		 label && *label ? label
-				 : json_string_value(json_object_get(pm, "target")));
+	const char *tgt =
+	    label && *label ? label : json_string_value(json_object_get(pm, "target"));
 	snprintf(name, sizeof(name), "%s",
 		 json_string_value(json_object_get(job, "jobname")));
 	fmt_bytes(bw, sizeof(bw),
@@ -380,9 +386,10 @@ static void table_dir(json_t *job, const char *dirname)
 	       (double)json_integer_value(json_object_get(pct, "99.900000")));
 	fmt_ns(mx, sizeof(mx), (double)json_integer_value(json_object_get(clat, "max")));
 	fmt_ns(cpu, sizeof(cpu), json_real_value(json_object_get(pm, "cpu_ns_per_io")));
-	printf("%-9s %-16s %-36s %-5s %10.0f %10s %9s %9s %9s %9s %8s\n",
-	       json_string_value(json_object_get(pm, "phase")), tgt, name, dirname,
-	       json_real_value(json_object_get(d, "iops")), bw, p50, p99, p999, mx, cpu);
+	printf("%-9s %-*s %-36s %-5s %10.0f %10s %9s %9s %9s %9s %8s\n",
+	       json_string_value(json_object_get(pm, "phase")), target_col,
+	       tgt ? tgt : "", name, dirname, json_real_value(json_object_get(d, "iops")),
+	       bw, p50, p99, p999, mx, cpu);
 }
 
 /* A mix also gets its total, as seed 000's "total performance" (docs/bench.md). */
@@ -397,7 +404,7 @@ static void table_sum(json_t *job)
 	fmt_bytes(bw, sizeof(bw),
 		  (double)(json_integer_value(json_object_get(r, "bw_bytes")) +
 			   json_integer_value(json_object_get(w, "bw_bytes"))));
-	printf("%-9s %-16s %-36s %-5s %10.0f %10s\n", "", "", "", "sum",
+	printf("%-9s %-*s %-36s %-5s %10.0f %10s\n", "", target_col, "", "", "sum",
 	       json_real_value(json_object_get(r, "iops")) +
 		   json_real_value(json_object_get(w, "iops")),
 	       bw);

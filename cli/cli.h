@@ -8,6 +8,8 @@
 #ifndef PMWAL_CLI_H
 #define PMWAL_CLI_H
 
+#include "opttab.h"
+
 int cmd_create(int argc, char **argv);
 int cmd_append(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
@@ -18,5 +20,9 @@ int cmd_info(int argc, char **argv);
 int cmd_release(int argc, char **argv);
 int cmd_crashtest(int argc, char **argv); /* cmd_crashtest.c */
 int cmd_probe(int argc, char **argv);	  /* cmd_probe.c, over pmr/probe.c */
+
+/* Their option tables (opttab.h), beside each command. */
+extern const struct cli_cmd cli_create, cli_append, cli_dump, cli_tail, cli_verify,
+    cli_recover, cli_info, cli_release, cli_crashtest, cli_probe;
 
 #endif

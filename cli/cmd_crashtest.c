@@ -2826,49 +2826,71 @@ static void print_result(const struct result *r)
 	fflush(stdout);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: pmwal crashtest [--medium M] [--mode MODE] [--seed N] [--count N]\n"
-		"                       [--seconds S] [--ops N] [--images N] [--threads N]\n"
-		"                       [--groups-in-flight N] [--point N] [--dir DIR]\n"
-		"                       [--hang-seconds S] [--json] [-v]\n\n"
-		"Crash the log on simulated media at every durability event of a workload,\n"
-		"recover every image a reboot could find, and check what came back against\n"
-		"what was submitted and acknowledged. Exits 0 only when every counter is 0.\n\n"
-		"  --medium M      pmem, nvme, nvme-fua, fakepmr or all (default all)\n"
-		"  --mode MODE     exhaustive: every event of a bounded workload is a crash point\n"
-		"                  random: a drawn workload (threads, policy, ring) per round,\n"
-		"                          crashed at a drawn event\n"
-		"                  faults: damage to every live block and superblock byte,\n"
-		"                          failed, lost and misdirected writes, read errors\n"
-		"                  kill:   a real writer process on a real file (nvme: DIR,\n"
-		"                          io_uring + O_DIRECT), pmem or fakepmr (/dev/shm),\n"
-		"                          SIGKILLed at a drawn moment, each round\n"
-		"                  takeover: two follower processes read the log live while\n"
-		"                          its writer is SIGKILLed (a standby waiting on the\n"
-		"                          lock takes over) or SIGSTOPped (another breaks the\n"
-		"                          lock; the old writer must be fenced), each round;\n"
-		"                          every record delivered once, in order\n"
-		"                  all (default)\n"
-		"  --seed N        drives every choice; a failure prints the one that replays it\n"
-		"  --count N       exhaustive: crash points (spread evenly; 0 = every event)\n"
-		"                  random, kill, takeover: rounds; faults: device faults of\n"
-		"                  each kind\n"
-		"  --seconds S     random, kill, takeover: stop after S seconds\n"
-		"  --ops N         workload operations (default 60)\n"
-		"  --images N      most images checked per crash point (default all)\n"
-		"  --threads N     random: up to N appender threads (default 4, at most 8)\n"
-		"  --groups-in-flight N  the log's groups_in_flight, 1 to 4 (default: random\n"
-		"                  draws 1, 2 or 4 per round from its seed; others use 1).\n"
-		"                  Only random rounds run several threads: elsewhere one\n"
-		"                  appender has at most one group in flight\n"
-		"  --point N       exhaustive: only crash point N (replay)\n"
-		"  --dir DIR       kill lane file directory (default /var/tmp)\n"
-		"  --hang-seconds  a campaign with no progress this long is a hang (default 120)\n"
-		"  --json          one JSON object on stdout instead of text\n"
-		"docs/crashtest.md describes the models, the checks and the counters.\n");
-}
+static const struct cli_opt crashtest_opts[] = {
+    {"medium", 0, "M", 'm', "pmem, nvme, nvme-fua, fakepmr or all (default all)",
+     "pmem nvme nvme-fua fakepmr all", false},
+    {"mode", 0, "MODE", 'M',
+     "exhaustive, random, faults, kill, takeover or all (default all)",
+     "exhaustive random faults kill takeover all", false},
+    {"seed", 0, "N", 's', "drives every choice; a failure prints the one that replays it",
+     NULL, false},
+    {"count", 0, "N", 'c',
+     "exhaustive: crash points (0 = every event); random, kill, takeover: "
+     "rounds; faults: device faults of each kind",
+     NULL, false},
+    {"seconds", 0, "S", 'S', "random, kill, takeover: stop after S seconds", NULL, false},
+    {"ops", 0, "N", 'o', "workload operations (default 60)", NULL, false},
+    {"images", 0, "N", 'i', "most images checked per crash point (default all)", NULL,
+     false},
+    {"threads", 0, "N", 't', "random: up to N appender threads (default 4, at most 8)",
+     NULL, false},
+    {"groups-in-flight", 0, "N", 'g',
+     "the log's groups_in_flight, 1 to 4 (default: random "
+     "draws 1, 2 or 4 per round; others use 1)",
+     NULL, false},
+    {"point", 0, "N", 'p', "exhaustive: only crash point N (replay)", NULL, false},
+    {"dir", 0, "DIR", 'd', "kill lane file directory (default /var/tmp)", NULL, false},
+    {"hang-seconds", 0, "S", 'H',
+     "a campaign with no progress this long is a hang (default 120)", NULL, false},
+    {"json", 0, NULL, 'j', "one JSON object on stdout instead of text (errors too)", NULL,
+     false},
+    {"verbose", 'v', NULL, 'v',
+     "print up to 1000 violations (not 10), and each injected failure", NULL, false},
+    {"help", 'h', NULL, 'h', "this text", NULL, false},
+    {0},
+};
+
+const struct cli_cmd cli_crashtest = {
+    .name = "crashtest",
+    .summary = "crash the log on simulated media and real writers; check",
+    .synopsis = "[--medium M] [--mode MODE] [--seed N] [--count N] [OPTIONS]",
+    .description =
+	"Crash the log on simulated media at every durability event of a workload,\n"
+	"recover every image a reboot could find, and check what came back against\n"
+	"what was submitted and acknowledged. It takes no target: it makes its own\n"
+	"media. Modes:\n"
+	"  exhaustive  every event of a bounded workload is a crash point\n"
+	"  random      a drawn workload (threads, policy, ring) per round, crashed at\n"
+	"              a drawn event\n"
+	"  faults      damage to every live block and superblock byte; failed, lost\n"
+	"              and misdirected writes; read errors\n"
+	"  kill        a real writer process on a real file (nvme: DIR, io_uring +\n"
+	"              O_DIRECT), pmem or fakepmr (/dev/shm), SIGKILLed at a drawn\n"
+	"              moment, each round\n"
+	"  takeover    two follower processes read the log live while its writer is\n"
+	"              SIGKILLed (a standby waiting on the lock takes over) or\n"
+	"              SIGSTOPped (another breaks the lock; the old writer must be\n"
+	"              fenced), each round; every record delivered once, in order\n"
+	"Only random rounds run several threads: elsewhere one appender has at most\n"
+	"one group in flight. docs/crashtest.md describes the models, the checks and\n"
+	"the counters.\n",
+    .opts = crashtest_opts,
+    .exit_status = "0\tevery campaign passed: every counter is 0\n"
+		   "1\ta campaign failed (the seed that replays it is printed)\n"
+		   "2\tbad usage\n"
+		   "128+N\tinterrupted by signal N (its files removed)\n",
+    .args = CLI_ARGS_NONE,
+};
 
 static json_t *result_json(const struct result *r)
 {
@@ -2882,54 +2904,21 @@ static json_t *result_json(const struct result *r)
 			 "figures", f, "counters", c);
 }
 
-/* A usage error: one line on stderr, or with --json a JSON object on stdout
- * (as every pmwal command does), then exit status 2. */
-static void usage_error(bool json, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void usage_error(bool json, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	msg[strcspn(msg, "\n")] = 0;
-	if (json) {
-		json_t *j = json_pack("{s:s}", "error", msg);
-		char *t = json_dumps(j, 0);
-
-		puts(t);
-		free(t);
-		json_decref(j);
-	} else {
-		fprintf(stderr, "pmwal crashtest: %s\n", msg);
-	}
-}
+/* A usage error: one line on stderr and, with --json, the JSON object every
+ * pmwal command prints for an error on stdout; then exit status 2. */
+#define usage_error(json, ...) (void)cli_usage_error("crashtest", json, NULL, __VA_ARGS__)
 
 int cmd_crashtest(int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    {"medium", required_argument, 0, 'm'}, {"mode", required_argument, 0, 'M'},
-	    {"seed", required_argument, 0, 's'},   {"count", required_argument, 0, 'c'},
-	    {"seconds", required_argument, 0, 'S'}, {"ops", required_argument, 0, 'o'},
-	    {"images", required_argument, 0, 'i'}, {"threads", required_argument, 0, 't'},
-	    {"point", required_argument, 0, 'p'},  {"dir", required_argument, 0, 'd'},
-	    {"hang-seconds", required_argument, 0, 'H'}, {"json", no_argument, 0, 'j'},
-	    {"groups-in-flight", required_argument, 0, 'g'},
-	    {"verbose", no_argument, 0, 'v'},	   {"help", no_argument, 0, 'h'},
-	    {0, 0, 0, 0}};
 	struct ct_opts o = {.seed = 1, .ops = 60, .point = UINT64_MAX, .hang_seconds = 120,
 			    .threads = 4, .dir = "/var/tmp"};
 	const char *medium = "all", *mode = "all";
 	uint64_t v;
 	int ch;
 
-	bool json_wanted = false; /* --json anywhere: errors are JSON too */
-	for (int i = 1; i < argc; i++)
-		json_wanted |= !strcmp(argv[i], "--json");
+	bool json_wanted = cli_wants_json(argc, argv); /* errors are JSON too */
 	optind = 1;
-	opterr = 0; /* one line of ours, quoting what was wrong */
-	while ((ch = getopt_long(argc, argv, ":vh", lo, NULL)) != -1) {
+	while ((ch = cli_getopt(&cli_crashtest, argc, argv)) != -1) {
 		const char *name = NULL;
 		uint64_t *dst = NULL, max = UINT64_MAX, min = 0;
 		switch (ch) {
@@ -2938,7 +2927,9 @@ int cmd_crashtest(int argc, char **argv)
 		case 'd': o.dir = optarg; continue;
 		case 'j': o.json = true; continue;
 		case 'v': o.verbose = true; continue;
-		case 'h': usage(stdout); return 0;
+		case 'h':
+			cli_help(stdout, &cli_crashtest);
+			return 0;
 		case 's': name = "--seed"; dst = &o.seed; break;
 		case 'c': name = "--count"; dst = &o.count; break;
 		case 'S': name = "--seconds"; dst = &o.seconds; break;
@@ -2947,15 +2938,14 @@ int cmd_crashtest(int argc, char **argv)
 		case 'p': name = "--point"; dst = &o.point; break;
 		case 'H': name = "--hang-seconds"; dst = &o.hang_seconds; min = 1; max = 86400; break;
 		case 't': name = "--threads"; dst = &v; min = 1; max = MAXT; break;
-		case 'g': name = "--groups-in-flight"; dst = &v; min = 1; max = 4; break;
-		case ':':
-			usage_error(json_wanted, "option '%s' needs a value (see --help)\n",
-				argv[optind - 1]);
-			return 2;
+		case 'g':
+			name = "--groups-in-flight";
+			dst = &v;
+			min = 1;
+			max = 4;
+			break;
 		default:
-			usage_error(json_wanted, "unknown option '%s' (see --help)\n",
-				argv[optind - 1]);
-			return 2;
+			return cli_bad_option(&cli_crashtest, ch, argc, argv);
 		}
 		if (cli_parse_u64(optarg, dst) || *dst < min || *dst > max) {
 			usage_error(json_wanted, "%s '%s': want a number from %" PRIu64

@@ -23,6 +23,7 @@
 #include "outfile.h"
 #include "pmwal.h"
 #include "probe.h"
+#include "opttab.h"
 #include "util.h"
 
 #define APPEND_BATCH_RECORDS 256
@@ -44,31 +45,35 @@ enum {
 	OPT_SALVAGE,
 	OPT_JSON,
 	OPT_ENABLE_PMR,
-	OPT_HELP,
 	OPT_TAIL,	/* append only */
 	OPT_WAIT_LOCK,	/* append only */
 	OPT_BREAK_LOCK, /* append only */
 };
 
+/*
+ * The shared options, as rows of each command's table (opttab.h). A command
+ * lists those it uses: --fdatasync where it writes, --salvage where damage
+ * could otherwise stop it (verify and info always read past it).
+ */
 /* clang-format off */
-#define COMMON_LONG_OPTIONS \
-	{ "buffered", no_argument, NULL, OPT_BUFFERED }, \
-	{ "no-uring", no_argument, NULL, OPT_NO_URING }, \
-	{ "fdatasync", no_argument, NULL, OPT_FDATASYNC }, \
-	{ "salvage", no_argument, NULL, OPT_SALVAGE }, \
-	{ "json", no_argument, NULL, OPT_JSON }, \
-	{ "enable-pmr", no_argument, NULL, OPT_ENABLE_PMR }, \
-	{ "help", no_argument, NULL, 'h' }
+#define ROW_BUFFERED {"buffered", 0, NULL, OPT_BUFFERED, \
+	"no O_DIRECT (page cache + fdatasync), e.g. on tmpfs", NULL, false}
+#define ROW_NO_URING {"no-uring", 0, NULL, OPT_NO_URING, \
+	"pwritev instead of io_uring (where io_uring is refused)", NULL, false}
+#define ROW_FDATASYNC {"fdatasync", 0, NULL, OPT_FDATASYNC, \
+	"make groups durable with fdatasync instead of FUA writes", NULL, false}
+#define ROW_SALVAGE {"salvage", 0, NULL, OPT_SALVAGE, \
+	"skip corruption instead of failing (reports what was skipped)", NULL, false}
+#define ROW_JSON {"json", 0, NULL, OPT_JSON, \
+	"machine-readable output (errors too: a JSON object on stdout)", NULL, false}
+#define ROW_ENABLE_PMR {"enable-pmr", 0, NULL, OPT_ENABLE_PMR, \
+	"pmr:/fakepmr: targets: enable a disabled PMR (PMRCTL.EN)", NULL, false}
+#define ROW_HELP {"help", 'h', NULL, 'h', "this text", NULL, false}
+#define ROW_END {0}
 /* clang-format on */
 
-static const char common_help[] =
-    "  --buffered     no O_DIRECT (page cache + fdatasync), e.g. on tmpfs\n"
-    "  --no-uring     pwritev instead of io_uring (where io_uring is refused)\n"
-    "  --fdatasync    make groups durable with fdatasync instead of FUA writes\n"
-    "  --salvage      skip corruption instead of failing (reports what was skipped)\n"
-    "  --json         machine-readable output\n"
-    "  --enable-pmr   pmr:/fakepmr: targets: enable a disabled PMR (PMRCTL.EN)\n"
-    "  -h, --help     this text\n";
+#define EXIT_USAGE_LINE	  "2\tbad usage, or a target that cannot be read or is not a log\n"
+#define EXIT_CORRUPT_LINE "3\tthe log is corrupt (LSN and byte offset named)\n"
 
 /* Handles a shared option; returns 1 if it was one. */
 static int common_opt(struct common *c, int opt)
@@ -96,10 +101,19 @@ static int common_opt(struct common *c, int opt)
 	return 0;
 }
 
+/* Whether this run's usage errors are JSON too (--json anywhere on the
+ * command line: an error may come before getopt reaches it). */
+static bool usage_json;
+
+static void parse_start(int argc, char **argv)
+{
+	optind = 1;
+	usage_json = cli_wants_json(argc, argv);
+}
+
 static int bad_usage(const char *cmd, const char *what)
 {
-	fprintf(stderr, "pmwal %s: %s (see pmwal %s --help)\n", cmd, what, cmd);
-	return 2;
+	return cli_usage_error(cmd, usage_json, NULL, "%s", what);
 }
 
 /* bad_usage() for an option's value, quoting the value as given. */
@@ -108,25 +122,6 @@ static int bad_value(const char *cmd, const char *opt, const char *val, const ch
 	char what[600];
 
 	snprintf(what, sizeof(what), "%s: '%s': expected %s", opt, val, want);
-	return bad_usage(cmd, what);
-}
-
-/*
- * Refuses what getopt_long() could not take, quoting it: an unknown option
- * ('?') or one missing its value (':', optstrings start with ':'). getopt's
- * own message is off (opterr = 0) so that there is one line, ours.
- */
-static int bad_option(const char *cmd, int opt, char **argv)
-{
-	char what[600];
-	const char *arg = argv[optind - 1];
-
-	if (opt == ':')
-		snprintf(what, sizeof(what), "option '%s' needs a value", arg);
-	else if (optopt && strncmp(arg, "--", 2))
-		snprintf(what, sizeof(what), "unknown option '-%c'", optopt);
-	else
-		snprintf(what, sizeof(what), "unknown option '%s'", arg);
 	return bad_usage(cmd, what);
 }
 
@@ -249,28 +244,26 @@ static int close_log(const struct common *c, const char *cmd, struct pmwal *w)
  * Parses a command that takes only the shared options and TARGET. Returns -1
  * to go on, or the exit code (help printed, or bad usage).
  */
-static int parse_simple(struct common *c, const char *cmd, const char *help, int argc,
+static int parse_simple(struct common *c, const struct cli_cmd *cmd, int argc,
 			char **argv)
 {
-	static const struct option lo[] = {COMMON_LONG_OPTIONS, {0}};
 	int opt, rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+	parse_start(argc, argv);
+	while ((opt = cli_getopt(cmd, argc, argv)) != -1) {
 		if (common_opt(c, opt))
 			continue;
 		if (opt == 'h') {
-			printf("%s%s", help, common_help);
+			cli_help(stdout, cmd);
 			return 0;
 		}
-		return bad_option(cmd, opt, argv);
+		return cli_bad_option(cmd, opt, argc, argv);
 	}
-	if ((rc = take_target(c, cmd, argc, argv)))
+	if ((rc = take_target(c, cmd->name, argc, argv)))
 		return rc;
-	if (strcmp(cmd, "release") && (rc = no_more_args(cmd, argc, argv)))
+	if (strcmp(cmd->name, "release") && (rc = no_more_args(cmd->name, argc, argv)))
 		return rc;
-	if ((rc = check_node(c, cmd)))
+	if ((rc = check_node(c, cmd->name)))
 		return rc;
 	return -1;
 }
@@ -394,17 +387,23 @@ static void print_json(json_t *o)
 	json_decref(o);
 }
 
+/* "s" after a count other than one. */
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static void print_report(const char *target, const struct pmwal_report *r,
 			 const struct pmwal_info *i)
 {
 	printf("%s: %s\n", target, verdict_str(r->verdict));
 	if (r->records)
-		printf("  records      %llu (LSN %llu..%llu), %llu payload bytes, %llu "
-		       "blocks\n",
+		printf("  records      %llu (LSN %llu..%llu), %llu payload byte%s, %llu "
+		       "block%s\n",
 		       (unsigned long long)r->records, (unsigned long long)r->first_lsn,
 		       (unsigned long long)r->last_lsn,
-		       (unsigned long long)r->payload_bytes,
-		       (unsigned long long)r->blocks);
+		       (unsigned long long)r->payload_bytes, plural(r->payload_bytes),
+		       (unsigned long long)r->blocks, plural(r->blocks));
 	else /* released, never written, or (corrupt) hidden by the damage */
 		printf("  records      none: the log holds no %srecords\n",
 		       r->verdict == PMWAL_CORRUPT ? "readable " : "");
@@ -416,9 +415,10 @@ static void print_report(const char *target, const struct pmwal_report *r,
 		       (unsigned long long)r->corrupt_lsn,
 		       (unsigned long long)r->corrupt_offset);
 	if (r->skipped_blocks)
-		printf("  skipped      %llu blocks, %llu records (salvage)\n",
-		       (unsigned long long)r->skipped_blocks,
-		       (unsigned long long)r->skipped_records);
+		printf("  skipped      %llu block%s, %llu record%s (salvage)\n",
+		       (unsigned long long)r->skipped_blocks, plural(r->skipped_blocks),
+		       (unsigned long long)r->skipped_records,
+		       plural(r->skipped_records));
 	printf("  detail       %s\n", r->detail);
 	printf("  scan time    %.3f ms\n", r->elapsed_ns / 1e6);
 }
@@ -449,22 +449,91 @@ static void create_guard(const char *path, bool on)
 		signal(create_signals[i], on ? create_interrupted : SIG_DFL);
 }
 
+static const struct cli_opt create_opts[] = {
+    {"size", 's', "BYTES", 's',
+     "the log's size (64M, 1G, ...); a device: default its whole size", NULL, false},
+    {"record-max", 'r', "BYTES", 'r',
+     "largest record, 1 .. 1G (default 16M, or a quarter of a small log)", NULL, false},
+    {"force", 'f', NULL, 'f',
+     "overwrite what the target holds (a log, a filesystem, data)", NULL, false},
+    ROW_BUFFERED,
+    ROW_NO_URING,
+    ROW_FDATASYNC,
+    ROW_JSON,
+    ROW_ENABLE_PMR,
+    ROW_HELP,
+    ROW_END,
+};
+
+const struct cli_cmd cli_create = {
+    .name = "create",
+    .summary = "create (format) a log on a file, device or region",
+    .synopsis = "TARGET --size BYTES [--record-max BYTES] [--force] [OPTIONS]",
+    .description =
+	"Formats a new log. A file is created and zero-filled; a block device or region\n"
+	"uses --size or its whole size. An existing pmwal log, or any other data, is\n"
+	"only overwritten with --force.\n",
+    .opts = create_opts,
+    .exit_status =
+	"0\tthe log was created\n"
+	"1\tfailure (an I/O error, a full disk)\n"
+	"2\tbad usage, or a target that cannot be written or holds data (without\n"
+	"\t--force)\n",
+    .args = CLI_ARGS_TARGET,
+};
+
+/*
+ * The library names the pmwal_options field a value was wrong in; a user of
+ * the tool gave an option. "options.capacity_bytes: 4096 is below ..."
+ * becomes "--size 4k: below ...", as typed (@given NULL: the option was not
+ * typed, and @absent says what the value was instead).
+ */
+static void name_option(char *msg, size_t len, const char *field, const char *opt,
+			const char *given, const char *absent)
+{
+	char *at = strstr(msg, field);
+
+	if (!at)
+		return;
+	char out[1024], *rest = at + strlen(field);
+	size_t digits = strspn(rest, ": 0123456789");
+
+	if (given && !strncmp(rest + digits, "is ", 3) && digits > 2)
+		rest += digits + 3; /* "options.X: 4096 is below": the value, then "is" */
+	else if (!strncmp(rest, ": ", 2))
+		rest += 2;
+	if (given)
+		snprintf(out, sizeof(out), "%.*s%s %s: %s", (int)(at - msg), msg, opt,
+			 given, rest);
+	else
+		snprintf(out, sizeof(out), "%.*s%s (no %s given): %s", (int)(at - msg),
+			 msg, absent, opt, rest);
+	snprintf(msg, len, "%s", out);
+}
+
+/* Replaces the first @word in @msg with @by. */
+static void replace_word(char *msg, size_t len, const char *word, const char *by)
+{
+	char *at = strstr(msg, word), out[1024];
+
+	if (!at)
+		return;
+	snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - msg), msg, by,
+		 at + strlen(word));
+	snprintf(msg, len, "%s", out);
+}
+
 int cmd_create(int argc, char **argv)
 {
-	static const struct option lo[] = {{"size", required_argument, NULL, 's'},
-					   {"record-max", required_argument, NULL, 'r'},
-					   {"force", no_argument, NULL, 'f'},
-					   COMMON_LONG_OPTIONS,
-					   {0}};
 	struct common c = {0};
 	struct pmwal_options o;
 	uint64_t size = 0, rec_max = 0;
+	const char *size_arg = NULL, *rec_max_arg = NULL;
 	bool force = false;
 	int opt, rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":s:r:fh", lo, NULL)) != -1) {
+	parse_start(argc, argv);
+	while ((opt = cli_getopt(&cli_create, argc, argv)) != -1) {
 		if (common_opt(&c, opt))
 			continue;
 		switch (opt) {
@@ -472,29 +541,23 @@ int cmd_create(int argc, char **argv)
 			if (cli_parse_size(optarg, &size) || size == 0)
 				return bad_value("create", "--size", optarg,
 						 "bytes such as 64M");
+			size_arg = optarg;
 			break;
 		case 'r':
 			if (cli_parse_size(optarg, &rec_max) || rec_max == 0 ||
 			    rec_max > (1u << 30))
 				return bad_value("create", "--record-max", optarg,
 						 "1 .. 1G bytes");
+			rec_max_arg = optarg;
 			break;
 		case 'f':
 			force = true;
 			break;
 		case 'h':
-			printf("usage: pmwal create TARGET --size BYTES [--record-max "
-			       "BYTES] "
-			       "[--force]\n"
-			       "Formats a new log. A file is created and zero-filled; a "
-			       "block "
-			       "device or region\nuses --size or its whole size. An "
-			       "existing "
-			       "pmwal log is only overwritten with --force.\n%s",
-			       common_help);
+			cli_help(stdout, &cli_create);
 			return 0;
 		default:
-			return bad_option("create", opt, argv);
+			return cli_bad_option(&cli_create, opt, argc, argv);
 		}
 	}
 	if ((rc = take_target(&c, "create", argc, argv)) ||
@@ -557,6 +620,13 @@ int cmd_create(int argc, char **argv)
 
 		return cli_fail(&c, "create", 2, "%s%s%s; pass --force to destroy it",
 				open_msg(&c, rc), fs ? ": it is " : "", fs ? fs : "");
+	}
+	if (rc == PMWAL_EBADOPT) {
+		name_option(c.err, sizeof(c.err), "options.capacity_bytes", "--size",
+			    size_arg, "the target's size");
+		name_option(c.err, sizeof(c.err), "options.record_bytes_max",
+			    "--record-max", rec_max_arg, "the default record maximum");
+		replace_word(c.err, sizeof(c.err), "record_bytes_max", "--record-max");
 	}
 	if (rc) {
 		int code = open_failed("create", &c, rc);
@@ -758,50 +828,91 @@ static void print_appended(const struct append_run *a, uint64_t fixed)
 {
 	unsigned long long n = a->first ? a->last - a->first + 1 : 0;
 	unsigned long long first = a->first, last = a->last;
+	const char *recs = n == 1 ? "record" : "records";
 
 	if (!n)
 		fprintf(stderr, "appended 0 records: the input held none\n");
 	else if (!fixed)
-		fprintf(stderr, "appended %llu records (LSN %llu..%llu), durable\n", n,
+		fprintf(stderr, "appended %llu %s (LSN %llu..%llu), durable\n", n, recs,
 			first, last);
 	else if (!a->tail_bytes)
 		fprintf(stderr,
-			"appended %llu records of %llu bytes (LSN %llu..%llu), "
+			"appended %llu %s of %llu bytes (LSN %llu..%llu), "
 			"durable\n",
-			n, (unsigned long long)fixed, first, last);
+			n, recs, (unsigned long long)fixed, first, last);
 	else if (a->tail_mode == TAIL_PAD)
 		fprintf(stderr,
-			"appended %llu records of %llu bytes (LSN %llu..%llu), durable; "
+			"appended %llu %s of %llu bytes (LSN %llu..%llu), durable; "
 			"the last (LSN %llu) holds the input's last %zu bytes and %llu "
 			"zero bytes of padding (--tail pad)\n",
-			n, (unsigned long long)fixed, first, last, last, a->tail_bytes,
-			(unsigned long long)(fixed - a->tail_bytes));
+			n, recs, (unsigned long long)fixed, first, last, last,
+			a->tail_bytes, (unsigned long long)(fixed - a->tail_bytes));
 	else
-		fprintf(
-		    stderr,
-		    "appended %llu records (LSN %llu..%llu), durable: %llu bytes each "
-		    "but the last (LSN %llu), which is %zu bytes (--tail short)\n",
-		    n, first, last, (unsigned long long)fixed, last, a->tail_bytes);
+		fprintf(stderr,
+			"appended %llu %s (LSN %llu..%llu), durable: %llu bytes each "
+			"but the last (LSN %llu), which is %zu bytes (--tail short)\n",
+			n, recs, first, last, (unsigned long long)fixed, last,
+			a->tail_bytes);
 }
+
+static const struct cli_opt append_opts[] = {
+    {"record-size", 'n', "N", 'n',
+     "records of exactly N bytes (1 .. 1G) instead of lines", NULL, false},
+    {"tail", 0, "MODE", OPT_TAIL,
+     "input past the last whole record: refuse (default), pad or short",
+     "refuse pad short", false},
+    {"wait-lock", 0, NULL, OPT_WAIT_LOCK,
+     "standby: wait while another process writes the log, then take it over", NULL,
+     false},
+    {"break-lock", 0, NULL, OPT_BREAK_LOCK,
+     "take the log from a hung or stopped writer, which is fenced", NULL, false},
+    ROW_BUFFERED,
+    ROW_NO_URING,
+    ROW_FDATASYNC,
+    ROW_SALVAGE,
+    ROW_JSON,
+    ROW_ENABLE_PMR,
+    ROW_HELP,
+    ROW_END,
+};
+
+const struct cli_cmd cli_append = {
+    .name = "append",
+    .summary = "append records from stdin; exits 0 once they are durable",
+    .synopsis = "TARGET [--record-size N [--tail refuse|pad|short]] [OPTIONS] < records",
+    .description =
+	"Appends one record per input line (newline removed; empty lines are skipped),\n"
+	"or with --record-size, records of exactly N bytes. Input that does not end on\n"
+	"a whole record is refused (--tail refuse, the default): from a file before\n"
+	"anything is appended (exit 2), from a pipe once the whole records before\n"
+	"the tail are durable (exit 1). --tail pad zero-fills the last record to N\n"
+	"bytes; --tail short appends it shorter; the output says which was done.\n"
+	"Exits 0 only once every record is durable; on failure it says which records\n"
+	"are (\"durable: LSN a..b\" or \"nothing durable\").\n"
+	"--wait-lock waits while another process writes the log, then takes it over\n"
+	"(recovery, then these records continue its LSNs). --break-lock takes the log\n"
+	"from a writer that is hung or stopped; it is fenced (it acknowledges nothing\n"
+	"more): an operator's decision.\n",
+    .opts = append_opts,
+    .exit_status =
+	"0\tevery record is durable\n"
+	"1\tfailure; the message says which records are durable\n"
+	"2\tbad usage, a target that cannot be read or is not a log, or input\n"
+	"\tfrom a file that does not end on a whole record\n" EXIT_CORRUPT_LINE,
+    .args = CLI_ARGS_TARGET,
+};
 
 int cmd_append(int argc, char **argv)
 {
-	static const struct option lo[] = {{"record-size", required_argument, NULL, 'n'},
-					   {"tail", required_argument, NULL, OPT_TAIL},
-					   {"wait-lock", no_argument, NULL, OPT_WAIT_LOCK},
-					   {"break-lock", no_argument, NULL, OPT_BREAK_LOCK},
-					   COMMON_LONG_OPTIONS,
-					   {0}};
 	struct common c = {0};
 	struct pmwal_options o;
 	struct append_run a = {0};
 	uint64_t fixed = 0;
-	const char *tail_opt = NULL;
+	const char *tail_opt = NULL, *fixed_arg = NULL;
 	int opt, rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":n:h", lo, NULL)) != -1) {
+	parse_start(argc, argv);
+	while ((opt = cli_getopt(&cli_append, argc, argv)) != -1) {
 		if (common_opt(&c, opt))
 			continue;
 		switch (opt) {
@@ -810,6 +921,7 @@ int cmd_append(int argc, char **argv)
 			    fixed > (1u << 30))
 				return bad_value("append", "--record-size", optarg,
 						 "1 .. 1G bytes");
+			fixed_arg = optarg;
 			break;
 		case OPT_TAIL:
 			tail_opt = optarg;
@@ -830,35 +942,10 @@ int cmd_append(int argc, char **argv)
 			c.flags |= PMWAL_OPEN_BREAK_LOCK;
 			break;
 		case 'h':
-			printf("usage: pmwal append TARGET [--record-size N [--tail "
-			       "refuse|pad|short]] < records\n"
-			       "Appends one record per input line (newline removed; "
-			       "empty lines are skipped),\n"
-			       "or with --record-size, records of exactly N bytes. "
-			       "Input that does not end on\n"
-			       "a whole record is refused (--tail refuse, the "
-			       "default): from a file before\n"
-			       "anything is appended (exit 2), from a pipe once the "
-			       "whole records before\n"
-			       "the tail are durable (exit 1). --tail pad zero-fills "
-			       "the last record to N\n"
-			       "bytes; --tail short appends it shorter; the output "
-			       "says which was done.\n"
-			       "Exits 0 only once every record is durable; on failure "
-			       "it says which records\n"
-			       "are (\"durable: LSN a..b\" or \"nothing durable\").\n"
-			       "  --wait-lock    standby: wait while another process "
-			       "writes the log, then take\n"
-			       "                 it over (recovery, then these records "
-			       "continue its LSNs)\n"
-			       "  --break-lock   take the log from a writer that is hung "
-			       "or stopped; it is\n"
-			       "                 fenced (it acknowledges nothing more). "
-			       "An operator's decision\n%s",
-			       common_help);
+			cli_help(stdout, &cli_append);
 			return 0;
 		default:
-			return bad_option("append", opt, argv);
+			return cli_bad_option(&cli_append, opt, argc, argv);
 		}
 	}
 	if ((rc = take_target(&c, "append", argc, argv)) ||
@@ -898,9 +985,9 @@ int cmd_append(int argc, char **argv)
 		char what[300];
 
 		snprintf(what, sizeof(what),
-			 "--record-size %llu is larger than the log's maximum record "
+			 "--record-size %s: larger than the log's maximum record "
 			 "(%u bytes)",
-			 (unsigned long long)fixed, info.record_bytes_max);
+			 fixed_arg, info.record_bytes_max);
 		close_log(&c, "append", w);
 		return bad_usage("append", what);
 	}
@@ -1035,22 +1122,79 @@ static void on_stop(int sig)
 	follow_stop = 1;
 }
 
+static const struct cli_opt dump_opts[] = {
+    {"from", 'f', "LSN", 'f', "start at this LSN (default: the head)", NULL, false},
+    ROW_BUFFERED,
+    ROW_NO_URING,
+    ROW_SALVAGE,
+    ROW_JSON,
+    ROW_ENABLE_PMR,
+    ROW_HELP,
+    ROW_END,
+};
+
+static const struct cli_opt tail_opts[] = {
+    {"from", 'f', "LSN|end", 'f',
+     "start at this LSN, or 'end': only records made durable from now", "end", false},
+    {"follow", 'F', NULL, 'F',
+     "keep printing records as they become durable, until interrupted", NULL, false},
+    ROW_BUFFERED,
+    ROW_NO_URING,
+    ROW_SALVAGE,
+    ROW_JSON,
+    ROW_ENABLE_PMR,
+    ROW_HELP,
+    ROW_END,
+};
+
+#define EXIT_DUMP                                                                        \
+	"0\tevery record was printed\n"                                                  \
+	"1\tfailure (reading the log, closing it)\n" EXIT_USAGE_LINE                     \
+	"3\tthe log is corrupt, or --salvage read past damage: the output is\n"          \
+	"\tincomplete\n"
+
+const struct cli_cmd cli_dump = {
+    .name = "dump",
+    .summary = "print records with their LSNs",
+    .synopsis = "TARGET [--from LSN] [OPTIONS]",
+    .description =
+	"Prints each durable record: LSN, a tab, the bytes (non-printable as \\xNN).\n"
+	"--json prints one object per line: lsn, len, data (or data_hex).\n",
+    .opts = dump_opts,
+    .exit_status = EXIT_DUMP,
+    .args = CLI_ARGS_TARGET,
+};
+
+const struct cli_cmd cli_tail = {
+    .name = "tail",
+    .summary = "print records as they become durable (--follow)",
+    .synopsis = "TARGET [--from LSN|end] [--follow] [OPTIONS]",
+    .description =
+	"Prints each durable record as pmwal dump does, from LSN (default: the head;\n"
+	"'end': only records made durable from now on). --follow (-F) keeps\n"
+	"printing records as the log's writer, in this or another process on this\n"
+	"host, makes them durable, across its takeover by another writer, until\n"
+	"interrupted (SIGINT/SIGTERM: exit 0). A follower that falls behind a\n"
+	"release exits 4 naming the LSN to resume from.\n",
+    .opts = tail_opts,
+    .exit_status =
+	EXIT_DUMP "4\t--follow fell behind a release: the message names the LSN to "
+		  "resume\n\tfrom\n",
+    .args = CLI_ARGS_TARGET,
+};
+
 /* pmwal dump, and pmwal tail (@cmd "tail"), which can also follow. */
 static int dump_or_tail(int argc, char **argv, const char *cmd)
 {
-	static const struct option lo[] = {{"from", required_argument, NULL, 'f'},
-					   {"follow", no_argument, NULL, 'F'},
-					   COMMON_LONG_OPTIONS,
-					   {0}};
 	bool tail = !strcmp(cmd, "tail"), follow = false, from_end = false;
+	const struct cli_cmd *tab = tail ? &cli_tail : &cli_dump;
 	struct common c = {0};
 	struct pmwal_options o;
 	uint64_t from = 0;
 	int opt, rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, tail ? ":f:Fh" : ":f:h", lo, NULL)) != -1) {
+	parse_start(argc, argv);
+	while ((opt = cli_getopt(tab, argc, argv)) != -1) {
 		if (common_opt(&c, opt))
 			continue;
 		switch (opt) {
@@ -1062,37 +1206,13 @@ static int dump_or_tail(int argc, char **argv, const char *cmd)
 						 tail ? "an LSN or 'end'" : "an LSN");
 			break;
 		case 'F':
-			if (!tail)
-				return bad_option(cmd, '?', argv);
 			follow = true;
 			break;
 		case 'h':
-			if (tail)
-				printf("usage: pmwal tail TARGET [--from LSN|end] [--follow] "
-				       "[--json]\n"
-				       "Prints each durable record as pmwal dump does, from "
-				       "LSN (default: the head;\n"
-				       "'end': only records made durable from now on). "
-				       "--follow (-F) keeps\n"
-				       "printing records as the log's writer, in this or "
-				       "another process on this\n"
-				       "host, makes them durable, across its takeover by "
-				       "another writer, until\n"
-				       "interrupted (SIGINT/SIGTERM: exit 0). A follower "
-				       "that falls behind a\n"
-				       "release exits 4 naming the LSN to resume from.\n%s",
-				       common_help);
-			else
-				printf("usage: pmwal dump TARGET [--from LSN] [--json]\n"
-				       "Prints each durable record: LSN, a tab, the bytes "
-				       "(non-printable "
-				       "as \\xNN).\n--json prints one object per line: lsn, "
-				       "len, data "
-				       "(or data_hex).\n%s",
-				       common_help);
+			cli_help(stdout, tab);
 			return 0;
 		default:
-			return bad_option(cmd, opt, argv);
+			return cli_bad_option(tab, opt, argc, argv);
 		}
 	}
 	if ((rc = take_target(&c, cmd, argc, argv)) || (rc = no_more_args(cmd, argc, argv)) ||
@@ -1218,19 +1338,49 @@ int cmd_tail(int argc, char **argv)
 
 /* ---- verify and recover ------------------------------------------------- */
 
+static const struct cli_opt verify_opts[] = {
+    ROW_BUFFERED, ROW_NO_URING, ROW_JSON, ROW_ENABLE_PMR, ROW_HELP, ROW_END,
+};
+
+const struct cli_cmd cli_verify = {
+    .name = "verify",
+    .summary = "check a log read-only: clean, torn tail or corrupt",
+    .synopsis = "TARGET [OPTIONS]",
+    .description =
+	"Scans the log read-only (nothing is written) and prints the verdict: clean,\n"
+	"torn_tail (an unacknowledged tail would be cut off) or corrupt (LSN, offset).\n",
+    .opts = verify_opts,
+    .exit_status = "0\tclean, or a torn tail\n" EXIT_USAGE_LINE EXIT_CORRUPT_LINE,
+    .args = CLI_ARGS_TARGET,
+};
+
+static const struct cli_opt recover_opts[] = {
+    ROW_BUFFERED, ROW_NO_URING,	  ROW_FDATASYNC, ROW_SALVAGE,
+    ROW_JSON,	  ROW_ENABLE_PMR, ROW_HELP,	 ROW_END,
+};
+
+const struct cli_cmd cli_recover = {
+    .name = "recover",
+    .summary = "run recovery (cut off an unacknowledged torn tail)",
+    .synopsis = "TARGET [--salvage] [OPTIONS]",
+    .description =
+	"Runs recovery as an opening database would: a torn tail is cut off (the next\n"
+	"append overwrites it). A corrupt log is left untouched (exit 3) unless\n"
+	"--salvage.\n",
+    .opts = recover_opts,
+    .exit_status =
+	"0\tclean, or a torn tail cut off\n"
+	"1\tfailure (an I/O error, closing the log)\n" EXIT_USAGE_LINE
+	"3\tthe log is corrupt (left untouched, or salvaged past the damage)\n",
+    .args = CLI_ARGS_TARGET,
+};
+
 int cmd_verify(int argc, char **argv)
 {
 	struct common c = {0};
 	struct pmwal_options o;
 	struct pmwal_report rep;
-	int rc = parse_simple(
-	    &c, "verify",
-	    "usage: pmwal verify TARGET [--json]\n"
-	    "Scans the log read-only (nothing is written) and prints the "
-	    "verdict: clean,\ntorn_tail (an unacknowledged tail would be cut "
-	    "off) or corrupt (LSN, offset).\nExit 0 clean or torn tail, 3 "
-	    "corrupt, 2 bad usage or unreadable target.\n",
-	    argc, argv);
+	int rc = parse_simple(&c, &cli_verify, argc, argv);
 
 	if (rc >= 0)
 		return rc;
@@ -1258,13 +1408,7 @@ int cmd_recover(int argc, char **argv)
 {
 	struct common c = {0};
 	struct pmwal_options o;
-	int rc = parse_simple(
-	    &c, "recover",
-	    "usage: pmwal recover TARGET [--salvage] [--json]\n"
-	    "Runs recovery as an opening database would: a torn tail is "
-	    "cut off (the next\nappend overwrites it). A corrupt log is left "
-	    "untouched (exit 3) unless --salvage.\n",
-	    argc, argv);
+	int rc = parse_simple(&c, &cli_recover, argc, argv);
 
 	if (rc >= 0)
 		return rc;
@@ -1290,17 +1434,50 @@ int cmd_recover(int argc, char **argv)
 
 /* ---- info and release --------------------------------------------------- */
 
+static const struct cli_opt info_opts[] = {
+    ROW_BUFFERED, ROW_NO_URING, ROW_JSON, ROW_ENABLE_PMR, ROW_HELP, ROW_END,
+};
+
+const struct cli_cmd cli_info = {
+    .name = "info",
+    .summary = "show superblock, geometry and durability mode",
+    .synopsis = "TARGET [OPTIONS]",
+    .description =
+	"Shows the superblock, geometry, how groups are made durable on this medium,\n"
+	"and which process holds the log open for writing, if one does.\n",
+    .opts = info_opts,
+    .exit_status = "0\tshown\n"
+		   "1\tfailure (closing the log)\n" EXIT_USAGE_LINE EXIT_CORRUPT_LINE,
+    .args = CLI_ARGS_TARGET,
+};
+
+static const struct cli_opt release_opts[] = {
+    ROW_BUFFERED, ROW_NO_URING,	  ROW_FDATASYNC, ROW_SALVAGE,
+    ROW_JSON,	  ROW_ENABLE_PMR, ROW_HELP,	 ROW_END,
+};
+
+const struct cli_cmd cli_release = {
+    .name = "release",
+    .summary = "release records below an LSN (after a checkpoint)",
+    .synopsis = "TARGET LSN [OPTIONS]",
+    .description =
+	"Releases every record below LSN (after the database checkpointed them);\n"
+	"their space is reused.\n",
+    .opts = release_opts,
+    .exit_status =
+	"0\treleased\n"
+	"1\tfailure (an I/O error, closing the log)\n"
+	"2\tbad usage, a target that cannot be read or is not a log, or an LSN\n"
+	"\tpast the log's end\n" EXIT_CORRUPT_LINE,
+    .args = CLI_ARGS_TARGET,
+};
+
 int cmd_info(int argc, char **argv)
 {
 	struct common c = {0};
 	struct pmwal_options o;
 	struct pmwal_info i;
-	int rc = parse_simple(
-	    &c, "info",
-	    "usage: pmwal info TARGET [--json]\n"
-	    "Shows the superblock, geometry, how groups are made durable on this "
-	    "medium,\nand which process holds the log open for writing, if one does.\n",
-	    argc, argv);
+	int rc = parse_simple(&c, &cli_info, argc, argv);
 
 	if (rc >= 0)
 		return rc;
@@ -1396,11 +1573,7 @@ int cmd_release(int argc, char **argv)
 	struct common c = {0};
 	struct pmwal_options o;
 	uint64_t lsn;
-	int rc = parse_simple(&c, "release",
-			      "usage: pmwal release TARGET LSN\n"
-			      "Releases every record below LSN (after the database "
-			      "checkpointed them);\ntheir space is reused.\n",
-			      argc, argv);
+	int rc = parse_simple(&c, &cli_release, argc, argv);
 
 	if (rc >= 0)
 		return rc;

@@ -7,22 +7,37 @@
  * environment record, so the CLI and a bench report never disagree.
  */
 #include "cli.h"
+#include "opttab.h"
 #include "probe.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: pmwal probe [TARGET] [--json]\n"
-		"  TARGET: /dev/nvmeXnY, /dev/nvmeX, any block device, /dev/daxX.Y,\n"
-		"          a file or directory (pmem:PATH too), pmr:BDF, fakepmr:PATH\n"
-		"  no TARGET: list NVMe controllers, PMRs, DAX and pmem devices\n"
-		"  --json: print one JSON object\n");
-}
+enum { OPT_JSON = 'j', OPT_HELP = 'h' };
+
+static const struct cli_opt probe_opts[] = {
+    {"json", 'j', NULL, OPT_JSON, "print one JSON object (errors too)", NULL, false},
+    {"help", 'h', NULL, OPT_HELP, "this text", NULL, false},
+    {0},
+};
+
+const struct cli_cmd cli_probe = {
+    .name = "probe",
+    .summary = "what a medium is and what it guarantees",
+    .synopsis = "[TARGET] [OPTIONS]",
+    .description = "TARGET: /dev/nvmeXnY, /dev/nvmeX, any block device, /dev/daxX.Y,\n"
+		   "a file or directory (pmem:PATH too), pmr:BDF, fakepmr:PATH.\n"
+		   "Without a TARGET: the NVMe controllers, PMRs, DAX and pmem devices\n"
+		   "this machine has.\n",
+    .opts = probe_opts,
+    .exit_status = "0\tprobed\n"
+		   "1\tfailure (out of memory, writing the output)\n"
+		   "2\tbad usage, or a target that is missing or cannot be read\n",
+    .args = CLI_ARGS_TARGET,
+};
 
 /*
  * Reports a refused target and returns @exit_code: one line on stderr and,
@@ -54,25 +69,25 @@ int cmd_probe(int argc, char **argv)
 	json_t *o;
 	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
+	int opt;
+
+	optind = 1;
+	while ((opt = cli_getopt(&cli_probe, argc, argv)) != -1) {
+		if (opt == OPT_JSON) {
 			json = true;
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
+		} else if (opt == OPT_HELP) {
+			cli_help(stdout, &cli_probe);
 			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "pmwal probe: unknown option %s\n", argv[i]);
-			usage(stderr);
-			return 2;
-		} else if (!target) {
-			target = argv[i];
 		} else {
-			fprintf(stderr,
-				"pmwal probe: one target at a time (got %s and %s)\n",
-				target, argv[i]);
-			return 2;
+			return cli_bad_option(&cli_probe, opt, argc, argv);
 		}
 	}
+	if (optind < argc)
+		target = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error("probe", json, target,
+				       "one target at a time (got %s and %s)", target,
+				       argv[optind]);
 	rc = pmr_probe(target, &o, err, sizeof(err));
 	if (rc) {
 		/* An unreadable or missing target is the user's to fix (2);

@@ -2,7 +2,7 @@
 /*
  * main.c - the `pmwal` command: dispatches to one subcommand. Exit codes are
  * the same everywhere: 0 success, 1 failure, 2 bad usage or unreadable
- * target, 3 a corrupt log.
+ * target, 3 a corrupt log (each command's table lists its own, opttab.h).
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,25 +12,20 @@
 #include "pmwal.h"
 
 struct command {
-	const char *name;
+	const struct cli_cmd *tab; /* name, summary, options (opttab.h) */
 	int (*fn)(int argc, char **argv);
-	const char *summary;
 };
 
 static const struct command commands[] = {
-    {"create", cmd_create, "create (format) a log on a file, device or region"},
-    {"append", cmd_append, "append records from stdin; exits 0 once they are durable"},
-    {"dump", cmd_dump, "print records with their LSNs"},
-    {"tail", cmd_tail, "print records as they become durable (--follow)"},
-    {"verify", cmd_verify, "check a log read-only: clean, torn tail or corrupt"},
-    {"recover", cmd_recover, "run recovery (cut off an unacknowledged torn tail)"},
-    {"info", cmd_info, "show superblock, geometry and durability mode"},
-    {"release", cmd_release, "release records below an LSN (after a checkpoint)"},
-    {"crashtest", cmd_crashtest, "crash the log on simulated media and real writers; check"},
-    {"probe", cmd_probe, "what a medium is and what it guarantees"},
-    {"bench", cmd_bench, "device and log benchmarks (default suite without arguments)"},
-    {"report", cmd_report, "HTML report with plots from bench JSON results"},
+    {&cli_create, cmd_create},	     {&cli_append, cmd_append},
+    {&cli_dump, cmd_dump},	     {&cli_tail, cmd_tail},
+    {&cli_verify, cmd_verify},	     {&cli_recover, cmd_recover},
+    {&cli_info, cmd_info},	     {&cli_release, cmd_release},
+    {&cli_crashtest, cmd_crashtest}, {&cli_probe, cmd_probe},
+    {&cli_bench, cmd_bench},	     {&cli_report, cmd_report},
 };
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
 {
@@ -40,7 +35,8 @@ static void usage(FILE *f)
 		"(on-disk format %d)\n\ncommands:\n",
 		pmwal_version(), PMWAL_FORMAT_VERSION);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-9s %s\n", commands[i].tab->name,
+			commands[i].tab->summary);
 	fprintf(f, "\ntargets: PATH (file or block device, io_uring + O_DIRECT), "
 		   "pmem:PATH, /dev/daxX.Y,\n         pmr:BDF (NVMe PMR), "
 		   "fakepmr:PATH (simulated PMR)\n"
@@ -49,6 +45,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	const struct cli_cmd *tabs[NCOMMANDS];
+
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		tabs[i] = commands[i].tab;
+	cli_register(tabs, NCOMMANDS);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -62,8 +63,17 @@ int main(int argc, char **argv)
 		printf("pmwal %s (format %d)\n", pmwal_version(), PMWAL_FORMAT_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
+	/* Not in the usage: what man/man1.sh and the build read. */
+	if (!strcmp(argv[1], "--dump-options")) {
+		cli_dump_options(stdout);
+		return fflush(stdout) ? 1 : 0;
+	}
+	if (!strcmp(argv[1], "--bash-completion")) {
+		cli_bash_completion(stdout);
+		return fflush(stdout) ? 1 : 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].tab->name))
 			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "pmwal: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);

@@ -186,7 +186,7 @@ check record_size_1T 2 bash -c "echo x | '$pmwal' append '$log' --record-size 1T
 expect record_size_1T_msg "\-\-record-size"
 "$pmwal" create "$dir/small_rec" --size 1M --record-max 4K >/dev/null
 check record_size_over_max 2 bash -c "head -c 8192 /dev/zero | '$pmwal' append '$dir/small_rec' --record-size 8K"
-expect record_size_over_max_msg "\-\-record-size 8192 is larger than the log's maximum record (4096 bytes)"
+expect record_size_over_max_msg "\-\-record-size 8K: larger than the log's maximum record (4096 bytes)"
 
 # A batch of records that do not fit one group together is split; no record
 # is too large here.

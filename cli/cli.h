@@ -18,11 +18,12 @@ int cmd_verify(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_release(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 int cmd_crashtest(int argc, char **argv); /* cmd_crashtest.c */
 int cmd_probe(int argc, char **argv);	  /* cmd_probe.c, over pmr/probe.c */
 
 /* Their option tables (opttab.h), beside each command. */
 extern const struct cli_cmd cli_create, cli_append, cli_dump, cli_tail, cli_verify,
-    cli_recover, cli_info, cli_release, cli_crashtest, cli_probe;
+    cli_recover, cli_info, cli_release, cli_stat, cli_crashtest, cli_probe;
 
 #endif

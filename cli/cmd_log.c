@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -1597,4 +1598,371 @@ int cmd_release(int argc, char **argv)
 	int crc = close_log(&c, "release", w);
 
 	return rc ? (rc == PMWAL_ERANGE ? 2 : 1) : crc ? 1 : 0;
+}
+
+/* ---- stat: a running writer's counters ---------------------------------- */
+
+enum { OPT_INTERVAL = 1100, OPT_COUNT, OPT_OPENMETRICS };
+
+static const struct cli_opt stat_opts[] = {
+    {"follow", 'f', "SECONDS", OPT_INTERVAL,
+     "print a line of rates every SECONDS (like iostat), until interrupted", NULL, false},
+    {"count", 'n', "N", OPT_COUNT, "with --follow: stop after N lines", NULL, false},
+    {"openmetrics", 0, NULL, OPT_OPENMETRICS,
+     "print the counters as OpenMetrics text (Prometheus, node_exporter's textfile "
+     "collector)",
+     NULL, false},
+    ROW_JSON,
+    ROW_ENABLE_PMR,
+    ROW_HELP,
+    ROW_END,
+};
+
+const struct cli_cmd cli_stat = {
+    .name = "stat",
+    .summary = "show a running writer's counters (appends, groups, latency)",
+    .synopsis = "TARGET [OPTIONS]",
+    .description =
+	"Reads the counters the log's writer publishes on its status page with each\n"
+	"group it makes durable: records and bytes appended, groups and the records\n"
+	"and blocks they took, failed writes, the head and durable end, ring space in\n"
+	"use, and a histogram of group write latency (one group in 64 is timed).\n"
+	"Opens the log read-only and never disturbs the writer. Without a writer it\n"
+	"shows the counters the last one left (writer: none).\n",
+    .opts = stat_opts,
+    .exit_status = "0\tshown\n"
+		   "1\tfailure (the status page could not be read)\n" EXIT_USAGE_LINE
+			   EXIT_CORRUPT_LINE,
+    .args = CLI_ARGS_TARGET,
+};
+
+/* The upper bound, in ns, of latency bucket @i (2^(i+1)). */
+static double bucket_le_ns(int i)
+{
+	return (double)(UINT64_C(1) << (i + 1));
+}
+
+/* The latency under which a fraction @q of the samples fell, by bucket
+ * bounds (an upper bound: the histogram is log2), or 0 with no samples. */
+static double latency_q(const struct pmwal_stats *s, double q)
+{
+	uint64_t want = (uint64_t)(q * (double)s->latency_samples + 0.999999), seen = 0;
+
+	if (!s->latency_samples)
+		return 0;
+	for (int i = 0; i < PMWAL_STATS_BUCKETS; i++) {
+		seen += s->latency_ns[i];
+		if (seen >= want)
+			return bucket_le_ns(i);
+	}
+	return bucket_le_ns(PMWAL_STATS_BUCKETS - 1);
+}
+
+static void fmt_ns(char *buf, size_t len, double ns)
+{
+	if (ns <= 0)
+		snprintf(buf, len, "-");
+	else if (ns < 1e3)
+		snprintf(buf, len, "%.0fns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.0fus", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.0fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.1fs", ns / 1e9);
+}
+
+/* A label value as OpenMetrics escapes it: \\, \" and \n. */
+static void om_label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(f, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void om_metric(FILE *f, const char *target, const char *name, const char *type,
+		      const char *unit, const char *help, uint64_t v)
+{
+	bool counter = !strcmp(type, "counter");
+
+	fprintf(f, "# TYPE %s %s\n", name, type);
+	if (unit)
+		fprintf(f, "# UNIT %s %s\n", name, unit);
+	fprintf(f, "# HELP %s %s\n", name, help);
+	fprintf(f, "%s%s{log=\"", name, counter ? "_total" : "");
+	om_label(f, target);
+	fprintf(f, "\"} %llu\n", (unsigned long long)v);
+}
+
+static void stat_openmetrics(FILE *f, const char *target, const struct pmwal_stats *s)
+{
+	om_metric(f, target, "pmwal_writer_open", "gauge", NULL,
+		  "1 while a writer has the log open", s->writer_pid != 0);
+	om_metric(f, target, "pmwal_epoch", "gauge", NULL,
+		  "the writer's epoch (+1 per open for writing)", s->epoch);
+	om_metric(f, target, "pmwal_appends", "counter", NULL,
+		  "records accepted by append calls since the writer opened", s->appends);
+	om_metric(f, target, "pmwal_append_bytes", "counter", "bytes",
+		  "payload bytes of those records", s->append_bytes);
+	om_metric(f, target, "pmwal_groups", "counter", NULL,
+		  "group writes made durable since the writer opened", s->groups);
+	om_metric(f, target, "pmwal_group_records", "counter", NULL,
+		  "records in those groups", s->group_records);
+	om_metric(f, target, "pmwal_group_blocks", "counter", NULL,
+		  "ring blocks those groups took", s->group_blocks);
+	om_metric(f, target, "pmwal_write_errors", "counter", NULL,
+		  "group writes that failed (the writer stops at the first)", s->errors);
+	om_metric(f, target, "pmwal_head_lsn", "gauge", NULL, "oldest record kept",
+		  s->head_lsn);
+	om_metric(f, target, "pmwal_durable_lsn", "gauge", NULL,
+		  "highest durable LSN (0: none)", s->durable_lsn);
+	om_metric(f, target, "pmwal_capacity_blocks", "gauge", NULL,
+		  "ring blocks of 4096 bytes", s->capacity_blocks);
+	om_metric(f, target, "pmwal_used_blocks", "gauge", NULL,
+		  "ring blocks holding live records", s->used_blocks);
+	fprintf(f, "# TYPE pmwal_group_write_seconds histogram\n"
+		   "# UNIT pmwal_group_write_seconds seconds\n"
+		   "# HELP pmwal_group_write_seconds a group's time from its first store "
+		   "to durable, one group in 64 timed\n");
+	uint64_t cum = 0;
+
+	for (int i = 0; i < PMWAL_STATS_BUCKETS; i++) {
+		cum += s->latency_ns[i];
+		if (i < PMWAL_STATS_BUCKETS - 1) {
+			fprintf(f, "pmwal_group_write_seconds_bucket{log=\"");
+			om_label(f, target);
+			fprintf(f, "\",le=\"%.9g\"} %llu\n", bucket_le_ns(i) / 1e9,
+				(unsigned long long)cum);
+		}
+	}
+	fprintf(f, "pmwal_group_write_seconds_bucket{log=\"");
+	om_label(f, target);
+	fprintf(f, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+	fprintf(f, "pmwal_group_write_seconds_count{log=\"");
+	om_label(f, target);
+	fprintf(f, "\"} %llu\n", (unsigned long long)s->latency_samples);
+	fprintf(f, "# EOF\n");
+}
+
+static json_t *stat_json(const char *target, const struct pmwal_stats *s)
+{
+	json_t *h = json_array();
+
+	for (int i = 0; i < PMWAL_STATS_BUCKETS; i++)
+		json_array_append_new(h, json_integer((json_int_t)s->latency_ns[i]));
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+			 "s:I, s:o, s:f, s:f}",
+			 "target", target, "writer_pid", (json_int_t)s->writer_pid, "epoch",
+			 (json_int_t)s->epoch, "appends", (json_int_t)s->appends,
+			 "append_bytes", (json_int_t)s->append_bytes, "groups",
+			 (json_int_t)s->groups, "group_records", (json_int_t)s->group_records,
+			 "group_blocks", (json_int_t)s->group_blocks, "errors",
+			 (json_int_t)s->errors, "head_lsn", (json_int_t)s->head_lsn,
+			 "durable_lsn", (json_int_t)s->durable_lsn, "capacity_blocks",
+			 (json_int_t)s->capacity_blocks, "used_blocks",
+			 (json_int_t)s->used_blocks, "latency_samples",
+			 (json_int_t)s->latency_samples, "latency_log2_ns", h,
+			 "latency_p50_ns_max", latency_q(s, 0.5), "latency_p99_ns_max",
+			 latency_q(s, 0.99));
+}
+
+static void stat_text(const char *target, const struct pmwal_stats *s)
+{
+	char p50[16], p99[16];
+
+	fmt_ns(p50, sizeof(p50), latency_q(s, 0.5));
+	fmt_ns(p99, sizeof(p99), latency_q(s, 0.99));
+	printf("%s\n", target);
+	if (s->writer_pid)
+		printf("  writer         pid %u, epoch %u\n", s->writer_pid, s->epoch);
+	else
+		printf("  writer         none (the counters are the last writer's)\n");
+	printf("  appends        %llu %s, %llu bytes\n", (unsigned long long)s->appends,
+	       s->appends == 1 ? "record" : "records", (unsigned long long)s->append_bytes);
+	printf("  groups         %llu durable", (unsigned long long)s->groups);
+	if (s->groups)
+		printf(", %.2f records and %.2f blocks per group",
+		       (double)s->group_records / (double)s->groups,
+		       (double)s->group_blocks / (double)s->groups);
+	printf("\n  write errors   %llu\n", (unsigned long long)s->errors);
+	printf("  LSN            head %llu, durable %llu\n", (unsigned long long)s->head_lsn,
+	       (unsigned long long)s->durable_lsn);
+	printf("  space          %llu of %llu ring blocks in use (%.1f%%)\n",
+	       (unsigned long long)s->used_blocks, (unsigned long long)s->capacity_blocks,
+	       s->capacity_blocks ? 100.0 * (double)s->used_blocks / (double)s->capacity_blocks
+				  : 0.0);
+	printf("  group write    p50 <= %s, p99 <= %s (%llu %s timed, log2 buckets)\n", p50,
+	       p99, (unsigned long long)s->latency_samples,
+	       s->latency_samples == 1 ? "group" : "groups");
+}
+
+static volatile sig_atomic_t stat_stop;
+
+static void stat_on_signal(int sig)
+{
+	(void)sig;
+	stat_stop = 1;
+}
+
+/* One line per interval: the rates since the line before. */
+static int stat_follow(struct pmwal *w, const char *target, double secs, long count, bool json)
+{
+	struct pmwal_stats a, b;
+	struct sigaction sa = {.sa_handler = stat_on_signal};
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (pmwal_stats(w, &a, sizeof(a)))
+		return 1;
+	if (!json)
+		printf("%8s %12s %10s %10s %9s %14s %6s %8s %8s\n", "time", "appends/s", "MiB/s",
+		       "groups/s", "rec/grp", "durable LSN", "used", "p50<=", "p99<=");
+	for (long n = 0; !stat_stop && (count <= 0 || n < count); n++) {
+		struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+
+		while (nanosleep(&ts, &ts) && errno == EINTR && !stat_stop)
+			;
+		if (stat_stop)
+			break;
+		int rc = pmwal_stats(w, &b, sizeof(b));
+
+		if (rc == -EAGAIN)
+			continue;
+		if (rc)
+			return 1;
+		/* A new writer counts from zero: its rates start from there. */
+		if (b.epoch != a.epoch || b.appends < a.appends)
+			memset(&a, 0, sizeof(a));
+		struct pmwal_stats d = b;
+
+		d.appends -= a.appends;
+		d.append_bytes -= a.append_bytes;
+		d.groups -= a.groups;
+		d.group_records -= a.group_records;
+		d.latency_samples -= a.latency_samples;
+		for (int i = 0; i < PMWAL_STATS_BUCKETS; i++)
+			d.latency_ns[i] -= a.latency_ns[i];
+		time_t now = time(NULL);
+		struct tm tm;
+		char hms[16], p50[16], p99[16];
+
+		localtime_r(&now, &tm);
+		strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+		fmt_ns(p50, sizeof(p50), latency_q(&d, 0.5));
+		fmt_ns(p99, sizeof(p99), latency_q(&d, 0.99));
+		if (json) {
+			json_t *j = stat_json(target, &b);
+
+			json_object_set_new(j, "time", json_string(hms));
+			json_object_set_new(j, "appends_per_s", json_real((double)d.appends / secs));
+			json_object_set_new(j, "bytes_per_s",
+					    json_real((double)d.append_bytes / secs));
+			json_object_set_new(j, "groups_per_s", json_real((double)d.groups / secs));
+			char *txt = json_dumps(j, JSON_COMPACT);
+
+			json_decref(j);
+			if (txt) {
+				printf("%s\n", txt);
+				free(txt);
+			}
+		} else {
+			printf("%8s %12.0f %10.1f %10.0f %9.2f %14llu %5.1f%% %8s %8s\n", hms,
+			       (double)d.appends / secs,
+			       (double)d.append_bytes / secs / 1048576.0,
+			       (double)d.groups / secs,
+			       d.groups ? (double)d.group_records / (double)d.groups : 0.0,
+			       (unsigned long long)b.durable_lsn,
+			       b.capacity_blocks ? 100.0 * (double)b.used_blocks /
+						       (double)b.capacity_blocks
+						 : 0.0,
+			       p50, p99);
+		}
+		fflush(stdout);
+		a = b;
+	}
+	return 0;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct common c = {0};
+	struct pmwal_options o;
+	double secs = 0;
+	long count = 0;
+	bool om = false;
+	int opt, rc;
+
+	parse_start(argc, argv);
+	while ((opt = cli_getopt(&cli_stat, argc, argv)) != -1) {
+		char *end;
+
+		if (common_opt(&c, opt))
+			continue;
+		switch (opt) {
+		case 'h':
+			cli_help(stdout, &cli_stat);
+			return 0;
+		case OPT_INTERVAL:
+			errno = 0;
+			secs = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(secs >= 0.01 && secs <= 86400))
+				return bad_value("stat", "--follow", optarg,
+						 "seconds between lines, 0.01 to 86400");
+			break;
+		case OPT_COUNT:
+			errno = 0;
+			count = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || count < 1)
+				return bad_value("stat", "--count", optarg,
+						 "a number of lines, 1 or more");
+			break;
+		case OPT_OPENMETRICS:
+			om = true;
+			break;
+		default:
+			return cli_bad_option(&cli_stat, opt, argc, argv);
+		}
+	}
+	if ((rc = take_target(&c, "stat", argc, argv)) || (rc = no_more_args("stat", argc, argv)))
+		return rc;
+	if (om && (c.json || secs > 0))
+		return bad_usage("stat", "--openmetrics prints one snapshot as text; it takes "
+					 "neither --json nor --follow (a scraper asks again)");
+	if (count && secs == 0)
+		return bad_usage("stat", "--count 1 or more needs --follow SECONDS");
+	if ((rc = check_node(&c, "stat")))
+		return rc;
+	init_opts(&o, &c);
+	o.flags |= PMWAL_OPEN_READONLY | PMWAL_OPEN_SALVAGE;
+	struct pmwal *w;
+
+	rc = pmwal_open(&o, &w);
+	if (rc)
+		return open_failed("stat", &c, rc);
+	struct pmwal_stats s;
+
+	rc = pmwal_stats(w, &s, sizeof(s));
+	if (rc) {
+		pmwal_close(w);
+		return cli_fail(&c, "stat", 1, "%s: reading the writer's counters: %s", c.target,
+				pmwal_strerror(rc));
+	}
+	if (secs > 0)
+		rc = stat_follow(w, c.target, secs, count, c.json);
+	else if (om)
+		stat_openmetrics(stdout, c.target, &s);
+	else if (c.json)
+		print_json(stat_json(c.target, &s));
+	else
+		stat_text(c.target, &s);
+	if (close_log(&c, "stat", w))
+		rc = 1;
+	if (fflush(stdout) && !rc)
+		rc = 1;
+	return rc;
 }

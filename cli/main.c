@@ -21,6 +21,7 @@ static const struct command commands[] = {
     {&cli_dump, cmd_dump},	     {&cli_tail, cmd_tail},
     {&cli_verify, cmd_verify},	     {&cli_recover, cmd_recover},
     {&cli_info, cmd_info},	     {&cli_release, cmd_release},
+    {&cli_stat, cmd_stat},
     {&cli_crashtest, cmd_crashtest}, {&cli_probe, cmd_probe},
     {&cli_bench, cmd_bench},	     {&cli_report, cmd_report},
 };

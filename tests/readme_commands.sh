@@ -131,7 +131,7 @@ check_options() { # what, help text, the command line's words after the command
 		esac
 		[ "$o" = --help ] && continue
 		checks=$((checks + 1))
-		local listed=0 gap= b='(^|[^a-z0-9-])' a='([^a-z0-9_-]|$)'
+		local listed=0 gap='' b='(^|[^a-z0-9-])' a='([^a-z0-9_-]|$)'
 		[[ $help =~ $b"$o"$a ]] && listed=1
 		for g in "${HELP_GAPS[@]}"; do
 			[ "${g%% => *}" = "$what $o" ] && gap=${g#* => }
@@ -220,7 +220,7 @@ check_line() { # page, text
 		[ "$part" = "$rest" ] && rest= || rest=${rest#*[|;&]}
 		read -r -a words <<<"$part"
 		[ ${#words[@]} -gt 0 ] || continue
-		[ "${words[0]}" = do ] && words=("${words[@]:1}")
+		[ "${words[0]}" = "do" ] && words=("${words[@]:1}")
 		[ ${#words[@]} -gt 0 ] || continue
 		cmd=${words[0]}
 		case $cmd in

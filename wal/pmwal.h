@@ -224,12 +224,13 @@ enum pmwal_open_flags {
 	 * lets go (closes, exits or is killed), then recover and continue the
 	 * log as its writer (takeover). Without it such an open fails -EBUSY.
 	 * The wait lasts up to options.lock_wait_ms (0: no limit; a signal
-	 * does not end it); it starts within 10 ms of the release. What survives a takeover: every record the
-	 * old writer acknowledged; records it wrote whose group is whole on
-	 * the medium though never acknowledged (recovery keeps them, so the
-	 * first LSN the new writer hands out may lie beyond the old writer's
-	 * last acknowledgement); not its staged records, its callbacks, or its
-	 * releases that had not returned.
+	 * does not end it); it starts within 10 ms of the release. What
+	 * survives a takeover: every record the old writer acknowledged;
+	 * records it wrote whose group is whole on the medium though never
+	 * acknowledged (recovery keeps them, so the first LSN the new writer
+	 * hands out may lie beyond the old writer's last acknowledgement); not
+	 * its staged records, its callbacks, or its releases that had not
+	 * returned.
 	 */
 	PMWAL_OPEN_WAIT_LOCK = 1u << 7,
 	/*
@@ -289,9 +290,9 @@ struct pmwal_options {
 	/* Create: bytes of the log, superblocks included; 0 = the target's size
 	 * (block devices, regions, existing files). Rounded down to blocks. */
 	uint64_t capacity_bytes;
-	uint32_t flags;		   /* enum pmwal_open_flags, or'ed (pmwal_open_flags(3)) */
+	uint32_t flags;		   /* or'ed pmwal_open_flags(3) */
 	uint32_t commit_policy;	   /* enum pmwal_commit_policy (pmwal_commit_policy(3)) */
-	uint32_t group_window_us;  /* leader waits this long, in microseconds, to gather (0: none) */
+	uint32_t group_window_us;  /* leader waits this long to gather (0: none) */
 	uint32_t group_bytes_max;  /* payload bytes in one group write; 0 = 1 MiB */
 	uint32_t record_bytes_max; /* create: largest record; 0 = 16 MiB */
 	uint32_t queue_depth;	   /* io_uring entries; 0 = 64 */
@@ -1059,8 +1060,8 @@ enum pmwal_sim_flags {
  * See also: pmwal_sim_new(3), pmwal_sim_medium(3), pmwal_sim_flags(3)
  */
 struct pmwal_sim_options {
-	uint32_t medium;	     /* enum pmwal_sim_medium (required; pmwal_sim_medium(3)) */
-	uint32_t flags;		     /* enum pmwal_sim_flags, or'ed (pmwal_sim_flags(3)) */
+	uint32_t medium;	     /* pmwal_sim_medium(3) (required) */
+	uint32_t flags;		     /* or'ed pmwal_sim_flags(3) */
 	uint64_t size_bytes;	     /* bytes, a multiple of 4096 (required) */
 	uint64_t seed;		     /* drives completion order and sampling */
 	const char *name;	     /* NULL: "simN"; at most 63 bytes */

@@ -66,6 +66,20 @@ function summary(text,   s, i, c, depth, n) {
 	return plain(s)
 }
 function emit(f, s) { print s > f }
+# Tabs to spaces at 8-column stops, as the header shows them.
+function detab(s,   out, i, c) {
+	out = ""
+	for (i = 1; i <= length(s); i++) {
+		c = substr(s, i, 1)
+		if (c == "\t") {
+			do
+				out = out " "
+			while (length(out) % 8)
+		} else
+			out = out c
+	}
+	return out
+}
 # Body text of a section: paragraphs, "  - " list items (their lines
 # continued indented), lines indented by a tab shown as written.
 function body(f, text, verbatim_all,   n, i, lines, l, inverb) {
@@ -85,7 +99,7 @@ function body(f, text, verbatim_all,   n, i, lines, l, inverb) {
 				continue
 			}
 			sub(/^\t/, "", l)
-			gsub(/\t/, "        ", l)
+			l = detab(l)
 			emit(f, "\\&" esc(l))
 			continue
 		}
@@ -210,7 +224,7 @@ function synopsis(f, proto,   n, i, lines, l) {
 	n = split(proto, lines, "\n")
 	for (i = 1; i <= n; i++) {
 		l = lines[i]
-		gsub(/\t/, "        ", l)
+		l = detab(l)
 		emit(f, (l == "" ? "" : "\\&" esc(l)))
 	}
 	emit(f, ".fi")
@@ -314,7 +328,7 @@ function fielddoc(text,   n, i, lines, out, l, inverb) {
 				out = out (out == "" ? "" : "\n") ".nf"
 			inverb = 1
 			sub(/^  /, "", l)
-			gsub(/\t/, "        ", l)
+			l = detab(l)
 			out = out "\n\\&" esc(l)
 			continue
 		}
@@ -399,6 +413,7 @@ intype {
 	decl = $0
 	sub(/[ \t]*\/\*.*/, "", decl)
 	gsub(/[ \t]+/, " ", decl)
+	sub(/^ /, "", decl)
 	body_text = body_text "\n\t" decl
 	trail = ""
 	if ($0 ~ /\/\*/) {

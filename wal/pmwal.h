@@ -673,7 +673,8 @@ int pmwal_sync(struct pmwal *w);
  * The highest durable LSN.
  *
  * Never ahead of the medium: every record up to it is durable. On a
- * read-only handle, how far recovery found the log durable. Lock-free.
+ * read-only handle, the durable end the handle last learned: at open, then
+ * as its iterators follow the writer. Lock-free.
  *
  * Returns: the LSN, or 0 when no record is durable yet (or @w is NULL).
  *
@@ -700,6 +701,8 @@ uint64_t pmwal_durable_lsn(struct pmwal *w);
  *   PMWAL_ECORRUPT  finding @lsn read back damaged durable blocks (a write
  *                   the device acknowledged but lost): see NOTES.
  *   -EIO            reading the log back failed: see NOTES.
+ *   -ENOMEM         no memory to read the log back (nothing was released;
+ *                   the handle stays usable).
  *   -EINVAL         @w is NULL.
  *   -errno          from the superblock write.
  *
@@ -876,6 +879,8 @@ const struct pmwal_report *pmwal_recovery_report(struct pmwal *w);
  *   -EINVAL         @opt or @rep is NULL.
  *   PMWAL_EFORMAT   the target is not a pmwal log, or of another format
  *                   version.
+ *   PMWAL_ECORRUPT  no superblock can be read, not even by salvage (both
+ *                   copies damaged).
  *   PMWAL_EBADOPT   an invalid option, as pmwal_open().
  *   -errno          the target cannot be opened or read, as pmwal_open()
  *                   (ENOENT, EACCES, EIO...).

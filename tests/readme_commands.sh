@@ -10,7 +10,8 @@
 #  - source paths (scripts/, bench/, examples/, tests/, wal/ ...) exist;
 #  - `pmwal SUB --opt ...`: SUB is a subcommand and each --opt is in its
 #    --help; build/*/examples/X --opt: each --opt is in X's usage;
-#    scripts/X.sh SUB: X.sh has SUB; cmake -DPMWAL_*: an option there is;
+#    scripts/X.sh SUB: X.sh has SUB; -DPMWAL_*: an option of CMakeLists;
+#    man NAME: the page is built;
 #  - cheap ones run: README's C example (compiled against BUILD's library),
 #    README's pmwal synopsis on a small file log, the guide's kvstore on
 #    stdin.
@@ -193,6 +194,14 @@ check_cmake() {
 	done
 }
 
+check_man() { # man [SECTION] NAME: the page is built
+	local n=${1:-}
+	[[ $n == [0-9] ]] && n=${2:-}
+	case $n in '' | -* | *[!a-z0-9_-]*) return ;; esac
+	checks=$((checks + 1))
+	compgen -G "$build/man/man[13]/$n.[13]" >/dev/null || fail "man $n: no such page is built"
+}
+
 # One shown command line (code or inline span): check what it names.
 check_line() { # page, text
 	local page=$1 line=$2 w words
@@ -227,6 +236,7 @@ check_line() { # page, text
 		pmwal | build/*/cli/pmwal) check_pmwal "${words[@]:1}" ;;
 		build/*/examples/*) check_example "${words[@]}" ;;
 		bash) [[ ${words[1]:-} == scripts/* ]] && check_script "${words[@]:1}" ;;
+		man) check_man "${words[@]:1}" ;;
 		scripts/*.sh) check_script "${words[@]}" ;;
 		esac
 	done

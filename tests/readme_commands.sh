@@ -12,7 +12,8 @@
 #    --help; build/*/examples/X --opt: each --opt is in X's usage;
 #    scripts/X.sh SUB: X.sh has SUB; -DPMWAL_*: an option of CMakeLists;
 #    man NAME: the page is built;
-#  - cheap ones run: README's C example (compiled against BUILD's library),
+#  - cheap ones run: README's C example and pmwal(3)'s (compiled against
+#    BUILD's library),
 #    README's pmwal synopsis on a small file log, the guide's kvstore on
 #    stdin.
 # Blocks preceded by <!-- not-run --> are skipped; commands that are never
@@ -345,12 +346,12 @@ done < <(extract README.md docs/*.md)
 
 # README's example program, compiled against this build's library (with its
 # sanitizer, where it has one) and run twice: create, then reopen.
+cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+flags=
+grep -q '^PMWAL_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" && flags="-fsanitize=address,undefined"
+grep -q '^PMWAL_TSAN:BOOL=ON' "$build/CMakeCache.txt" && flags="-fsanitize=thread"
 where=README.md:example
 if grep -q 'int main' "$readme_c"; then
-	cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
-	flags=
-	grep -q '^PMWAL_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" && flags="-fsanitize=address,undefined"
-	grep -q '^PMWAL_TSAN:BOOL=ON' "$build/CMakeCache.txt" && flags="-fsanitize=thread"
 	sed -i "s|\"/var/tmp/app.wal\"|\"$tmp/app.wal\"|" "$readme_c"
 	runs=$((runs + 1))
 	# shellcheck disable=SC2086 # flags are words
@@ -376,6 +377,27 @@ if grep -q 'int main' "$readme_c"; then
 	fi
 else
 	fail "README.md shows no example program (\`\`\`c with main)"
+fi
+
+# pmwal(3)'s example (the opening comment of pmwal.h), the same way.
+where=wal/pmwal.h:example
+awk '/^ \* Example:/ { on = 1; next } on && /^ \* See also:/ { exit }
+	on { sub(/^ \*\t?/, ""); print }' "$src/wal/pmwal.h" |
+	sed "s|\"/var/tmp/app.wal\"|\"$tmp/man.wal\"|" >"$tmp/man.c"
+if grep -q 'int main' "$tmp/man.c"; then
+	runs=$((runs + 1))
+	# shellcheck disable=SC2086 # flags are words
+	if ! "${cc:-cc}" -std=c11 -Wall -Werror $flags -I"$src/wal" -o "$tmp/man" "$tmp/man.c" \
+		-L"$build/wal" -Wl,-rpath,"$build/wal" -lpmwal 2>"$tmp/cc.err"; then
+		fail "pmwal(3)'s example does not compile: $(head -5 "$tmp/cc.err")"
+	elif ! out=$(ASAN_OPTIONS=detect_leaks=0 timeout 20 "$tmp/man" 2>&1) &&
+		! grep -q 'refuses a needed feature' <<<"$out"; then
+		fail "pmwal(3)'s example failed: $out"
+	else
+		echo "ran: $where: pmwal(3)'s program"
+	fi
+else
+	fail "pmwal.h's opening comment shows no example program (Example: with main)"
 fi
 
 # README's pmwal synopsis on a small log: placeholders filled in, optional

@@ -129,9 +129,9 @@ extern "C" {
 /*
  * The library's error codes, in a reserved range below -1000.
  *
- * Every function returns 0 or a positive count on success and a negative
- * code on failure: -errno for operating-system errors, one of these for the
- * library's own. One table (PMWAL_ERRORS) produces the enum and
+ * A function that returns int returns 0 (or a count: 1 for a record read)
+ * on success and a negative code on failure: -errno for operating-system
+ * errors, one of these for the library's own. One table (PMWAL_ERRORS) produces the enum and
  * pmwal_strerror(), so they cannot drift apart. Each function's page lists
  * the codes it returns, and when.
  *
@@ -507,7 +507,10 @@ int pmwal_close(struct pmwal *w);
  * make it durable, or the committer within group_window_us). Concurrent
  * callers are gathered into group writes by one leader (group commit).
  *
- * Returns: 0, or a negative error code; on error nothing was appended.
+ * Returns: 0, or a negative error code: the record is not acknowledged.
+ * Where waiting for durability failed (PMWAL_EFAILED, PMWAL_EFENCED) it may
+ * have been staged and even written: recovery, at the next open, says
+ * whether it reached the medium.
  *
  * Errors:
  *   PMWAL_ETOOBIG   @len is above the log's record_bytes_max.

@@ -131,9 +131,9 @@ extern "C" {
  *
  * A function that returns int returns 0 (or a count: 1 for a record read)
  * on success and a negative code on failure: -errno for operating-system
- * errors, one of these for the library's own. One table (PMWAL_ERRORS) produces the enum and
- * pmwal_strerror(), so they cannot drift apart. Each function's page lists
- * the codes it returns, and when.
+ * errors, one of these for the library's own. One table (PMWAL_ERRORS)
+ * produces the enum and pmwal_strerror(), so they cannot drift apart. Each
+ * function's page lists the codes it returns, and when.
  *
  * See also: pmwal_strerror(3), pmwal_errmsg(3)
  */

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -752,8 +753,26 @@ static void durable_range(const struct append_run *a, uint64_t durable, char *bu
 	}
 }
 
+/*
+ * Whether more input is there now, read ahead in @f's buffer or readable
+ * without waiting: while it is not, a batch goes out rather than waiting
+ * for a slow producer (`producer | pmwal append` makes each line durable
+ * as it comes, not 256 lines later).
+ */
+static bool input_ready(FILE *f)
+{
+#ifdef __GLIBC__
+	if (f->_IO_read_ptr < f->_IO_read_end)
+		return true;
+#endif
+	struct pollfd p = {.fd = fileno(f), .events = POLLIN};
+
+	return poll(&p, 1, 0) > 0;
+}
+
 /* Reads stdin into batches that each fit one group: together at most one
- * largest record (the engine sizes a group to hold that). */
+ * largest record (the engine sizes a group to hold that), each sent once
+ * the input pauses. */
 static int append_all(struct pmwal *w, struct append_run *a, size_t fixed,
 		      uint32_t rec_max)
 {
@@ -792,6 +811,8 @@ static int append_all(struct pmwal *w, struct append_run *a, size_t fixed,
 		memcpy(a->iov[a->n].iov_base, buf, (size_t)len);
 		a->iov[a->n++].iov_len = (size_t)len;
 		a->batch_bytes += bytes;
+		if (!input_ready(stdin) && (rc = flush_batch(w, a)))
+			break;
 	}
 	if (len == READ_FAILED && !rc)
 		rc = errno ? -errno : -EIO;
@@ -1627,8 +1648,9 @@ const struct cli_cmd cli_stat = {
 	"group it makes durable: records and bytes appended, groups and the records\n"
 	"and blocks they took, failed writes, the head and durable end, ring space in\n"
 	"use, and a histogram of group write latency (one group in 64 is timed).\n"
-	"Opens the log read-only and never disturbs the writer. Without a writer it\n"
-	"shows the counters the last one left (writer: none).\n",
+	"Opens the log read-only and never disturbs the writer. Without a writer\n"
+	"there are no counters (a writer's page goes with its clean close; one\n"
+	"that died leaves its last ones until the next writer opens).\n",
     .opts = stat_opts,
     .exit_status = "0\tshown\n"
 		   "1\tfailure (the status page could not be read)\n" EXIT_USAGE_LINE
@@ -1746,6 +1768,9 @@ static void stat_openmetrics(FILE *f, const char *target, const struct pmwal_sta
 	fprintf(f, "pmwal_group_write_seconds_count{log=\"");
 	om_label(f, target);
 	fprintf(f, "\"} %llu\n", (unsigned long long)s->latency_samples);
+	fprintf(f, "pmwal_group_write_seconds_sum{log=\"");
+	om_label(f, target);
+	fprintf(f, "\"} %.9f\n", (double)s->latency_sum_ns / 1e9);
 	fprintf(f, "# EOF\n");
 }
 
@@ -1756,7 +1781,7 @@ static json_t *stat_json(const char *target, const struct pmwal_stats *s)
 	for (int i = 0; i < PMWAL_STATS_BUCKETS; i++)
 		json_array_append_new(h, json_integer((json_int_t)s->latency_ns[i]));
 	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			 "s:I, s:o, s:f, s:f}",
+			 "s:I, s:I, s:o, s:f, s:f}",
 			 "target", target, "writer_pid", (json_int_t)s->writer_pid, "epoch",
 			 (json_int_t)s->epoch, "appends", (json_int_t)s->appends,
 			 "append_bytes", (json_int_t)s->append_bytes, "groups",
@@ -1766,7 +1791,8 @@ static json_t *stat_json(const char *target, const struct pmwal_stats *s)
 			 "durable_lsn", (json_int_t)s->durable_lsn, "capacity_blocks",
 			 (json_int_t)s->capacity_blocks, "used_blocks",
 			 (json_int_t)s->used_blocks, "latency_samples",
-			 (json_int_t)s->latency_samples, "latency_log2_ns", h,
+			 (json_int_t)s->latency_samples, "latency_sum_ns",
+			 (json_int_t)s->latency_sum_ns, "latency_log2_ns", h,
 			 "latency_p50_ns_max", latency_q(s, 0.5), "latency_p99_ns_max",
 			 latency_q(s, 0.99));
 }
@@ -1781,7 +1807,8 @@ static void stat_text(const char *target, const struct pmwal_stats *s)
 	if (s->writer_pid)
 		printf("  writer         pid %u, epoch %u\n", s->writer_pid, s->epoch);
 	else
-		printf("  writer         none (the counters are the last writer's)\n");
+		printf("  writer         none%s\n",
+		       s->groups ? " (the counters are those a writer that died left)" : "");
 	printf("  appends        %llu %s, %llu bytes\n", (unsigned long long)s->appends,
 	       s->appends == 1 ? "record" : "records", (unsigned long long)s->append_bytes);
 	printf("  groups         %llu durable", (unsigned long long)s->groups);
@@ -1845,6 +1872,7 @@ static int stat_follow(struct pmwal *w, const char *target, double secs, long co
 		d.groups -= a.groups;
 		d.group_records -= a.group_records;
 		d.latency_samples -= a.latency_samples;
+		d.latency_sum_ns -= a.latency_sum_ns;
 		for (int i = 0; i < PMWAL_STATS_BUCKETS; i++)
 			d.latency_ns[i] -= a.latency_ns[i];
 		time_t now = time(NULL);

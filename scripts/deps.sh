@@ -4,14 +4,15 @@
 #   deps.sh test    + Criterion, and what the tests drive (fio, chromium, peers,
 #                   libraft-dev and libuv1-dev for libpmwal-raft, ndctl for
 #                   the QEMU NVDIMM lane, dpkg-dev, debhelper and lintian
-#                   for the Debian packages' test)
+#                   for the Debian packages' test, jq and Prometheus's
+#                   parser for the JSON and OpenMetrics checks)
 #   deps.sh bench   + fio and the peers the benchmark compares against
 set -euo pipefail
 build=(gcc make cmake pkg-config liburing-dev libxxhash-dev libpmem2-dev libjansson-dev libnvme-dev)
 peers=(fio libpmemlog-dev librocksdb-dev g++)
 case "${1:-build}" in
 build) want=("${build[@]}") ;;
-test) want=("${build[@]}" "${peers[@]}" libcriterion-dev clang chromium qemu-system-x86 busybox-static cpio ndctl man-db groff-base libraft-dev libuv1-dev gnuplot-nox python3-jsonschema python3-six dpkg-dev debhelper lintian) ;;
+test) want=("${build[@]}" "${peers[@]}" libcriterion-dev clang chromium qemu-system-x86 busybox-static cpio ndctl man-db groff-base libraft-dev libuv1-dev gnuplot-nox python3-jsonschema python3-six python3-prometheus-client jq dpkg-dev debhelper lintian) ;;
 bench) want=("${build[@]}" "${peers[@]}") ;;
 *) echo "usage: deps.sh build|test|bench" >&2; exit 2 ;;
 esac

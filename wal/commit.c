@@ -450,6 +450,7 @@ void wal_stats_latency(struct wal_stats *s, uint64_t ns)
 
 	s->latency_ns[b < WAL_STATS_BUCKETS ? b : WAL_STATS_BUCKETS - 1]++;
 	s->latency_samples++;
+	s->latency_sum_ns += ns;
 }
 
 /* The thread running callbacks now, so that it can be told from others. */

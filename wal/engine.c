@@ -1201,6 +1201,7 @@ static void stats_from(struct pmwal_stats *st, const struct wal_stats *s)
 	st->group_records = s->records;
 	st->errors = s->errors;
 	st->latency_samples = s->latency_samples;
+	st->latency_sum_ns = s->latency_sum_ns;
 	memcpy(st->latency_ns, s->latency_ns, sizeof(st->latency_ns));
 }
 

@@ -126,7 +126,7 @@ struct wal_stats {
 	uint64_t groups, group_blocks;	/* group writes made durable */
 	uint64_t records;		/* records in those groups */
 	uint64_t errors;		/* group writes that failed */
-	uint64_t latency_samples;
+	uint64_t latency_samples, latency_sum_ns;
 	uint64_t latency_ns[WAL_STATS_BUCKETS]; /* log2 buckets */
 };
 

@@ -919,6 +919,7 @@ struct pmwal_stats {
 	uint64_t capacity_blocks; /* ring blocks */
 	uint64_t used_blocks;	  /* ring blocks holding live records */
 	uint64_t latency_samples; /* group writes timed: one in 64 */
+	uint64_t latency_sum_ns;  /* their times added up */
 	/* Group write time, first store to durable, of those timed: bucket i
 	 * counts 2^i to 2^(i+1)-1 ns (the last also anything longer). */
 	uint64_t latency_ns[PMWAL_STATS_BUCKETS];
@@ -930,10 +931,13 @@ struct pmwal_stats {
  * Fills the first @size bytes of @stats (pass sizeof(struct pmwal_stats):
  * a program built against an older, shorter struct gets its part). On the
  * writer's handle: its own counters now. On a read-only handle: what the
- * log's writer last published on its status page (the last writer's
- * counters, with writer_pid 0 once it closed), with the head, durable end
- * and space as published; the counters are zero where the reader has no
- * status page (simulated media, or a page it may not read).
+ * log's writer last published on its status page, with the head, durable
+ * end and space as published. A writer's page goes with its clean close:
+ * with no writer, writer_pid and the counters are 0 and the head and end
+ * are the log's as this handle read it (a writer that died leaves its
+ * last counters until the next writer opens, with writer_pid 0). The same
+ * where the reader has no status page (simulated media, a page it may not
+ * read).
  *
  * Returns: 0 and the counters in *@stats, or a negative error code.
  *

@@ -127,19 +127,17 @@ static int refuse_link(const struct pmr_walk *w, const char *path, const char *n
 		to[k] = 0;
 	join(at, sizeof(at), w->dirpath, name);
 	user_name(l->st_uid, who, sizeof(who));
-	snprintf(
-	    err, errlen,
-	    "%s: a symbolic link on its path, %s -> %s, made by %s in %s, a directory "
-	    "other users control: not followed for writing (another user may have "
-	    "planted it); name the place it leads to yourself if you trust it, or use "
-	    "a directory only you can write",
-	    path, at, to, who, w->dirpath);
+	snprintf(err, errlen,
+		 "%s: a symbolic link on its path, %s, made by %s in a directory other "
+		 "users control, is not followed for writing (another user may have "
+		 "planted it; it leads to %s): use a directory only you can write",
+		 path, at, who, to);
 	errno = EPERM;
 	return -1;
 }
 
-int pmr_walk(const char *path, unsigned flags, struct pmr_walk *w, char *err,
-	     size_t errlen)
+int pmr_walk(const char *path, const char *label, unsigned flags, struct pmr_walk *w,
+	     char *err, size_t errlen)
 {
 	char rest[8192], link[4096], tail[8192], name[256];
 	int links = 0, e;
@@ -217,7 +215,7 @@ int pmr_walk(const char *path, unsigned flags, struct pmr_walk *w, char *err,
 			goto fail;
 		}
 		if (!link_allowed(&d, &st)) {
-			refuse_link(w, path, name, fd, &st, err, errlen);
+			refuse_link(w, label ? label : path, name, fd, &st, err, errlen);
 			close(fd);
 			goto fail;
 		}
@@ -319,7 +317,7 @@ int pmr_open_shared_safe(const char *path, int flags, mode_t mode, char *err,
 
 	if ((flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC)))
 		return open(path, flags, mode);
-	if (pmr_walk(path, 0, &w, err, errlen))
+	if (pmr_walk(path, NULL, 0, &w, err, errlen))
 		return -1;
 	int fd = pmr_walk_open(&w, path, flags, mode, err, errlen), e = errno;
 
@@ -328,11 +326,12 @@ int pmr_open_shared_safe(const char *path, int flags, mode_t mode, char *err,
 	return fd;
 }
 
-int pmr_open_dir_walked(const char *path, struct stat *st, char *err, size_t errlen)
+int pmr_open_dir_walked(const char *path, const char *label, struct stat *st, char *err,
+			size_t errlen)
 {
 	struct pmr_walk w;
 
-	if (pmr_walk(path, PMR_WALK_DIR, &w, err, errlen))
+	if (pmr_walk(path, label, PMR_WALK_DIR, &w, err, errlen))
 		return -1;
 	int fd = openat(w.dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), e = errno;
 

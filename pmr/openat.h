@@ -42,14 +42,15 @@ struct pmr_walk {
  * directory it lies in (openat.c), read from the descriptor judged, and the
  * walk goes on from where it leads, up to 40 links (ELOOP). The last name is
  * looked at only: it may be missing (to be made), and it is followed when it
- * is an allowed link unless @flags has PMR_WALK_NOFOLLOW.
+ * is an allowed link unless @flags has PMR_WALK_NOFOLLOW. A refusal's
+ * message starts with @label ("--json PATH"), or @path where it is NULL.
  * Returns 0 with @w filled (release with pmr_walk_end()), or -1 with errno:
  * EPERM for a link the rule refuses, then @err names the path, the link,
  * its owner and what to do; otherwise (ENOENT, ENOTDIR, ELOOP, EACCES,
  * ENAMETOOLONG, EMFILE) @err is left alone for the caller's usual message.
  */
-int pmr_walk(const char *path, unsigned flags, struct pmr_walk *w, char *err,
-	     size_t errlen);
+int pmr_walk(const char *path, const char *label, unsigned flags, struct pmr_walk *w,
+	     char *err, size_t errlen);
 
 /* Closes what pmr_walk() holds; accepts a walk that failed. */
 void pmr_walk_end(struct pmr_walk *w);
@@ -77,12 +78,14 @@ int pmr_open_shared_safe(const char *path, int flags, mode_t mode, char *err,
 			 size_t errlen);
 
 /*
- * Opens directory @path for making files in, walked as pmr_walk() does: an
+ * Opens directory @path for making files in, walked as pmr_walk() does (@label
+ * as there): an
  * O_RDONLY|O_DIRECTORY descriptor of the directory reached, with *@st its
  * fstat when @st is given, or -1 with errno (EPERM with @err). The caller
  * applies its own rule to the directory itself (who owns it, who can write).
  */
-int pmr_open_dir_walked(const char *path, struct stat *st, char *err, size_t errlen);
+int pmr_open_dir_walked(const char *path, const char *label, struct stat *st, char *err,
+			size_t errlen);
 
 /* Whether a missing @path would be made on /dev's own filesystem (devtmpfs,
  * not a filesystem mounted below it such as /dev/shm): there a missing name is

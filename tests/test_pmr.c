@@ -819,7 +819,7 @@ Test(pmem, the_walk_reaches_what_open_reaches_through_our_own_links)
 	snprintf(q, sizeof(q), "%s/d1/d2/f", dir);
 	cr_assert_eq(stat(q, &a), 0);
 	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
-		cr_assert_eq(pmr_walk(same[i], 0, &w, err, sizeof(err)), 0, "%s: %s", same[i],
+		cr_assert_eq(pmr_walk(same[i], NULL, 0, &w, err, sizeof(err)), 0, "%s: %s", same[i],
 			     strerror(errno));
 		cr_assert_str_eq(w.name, "f", "%s", same[i]);
 		cr_assert_eq(fstatat(w.dirfd, w.name, &b, AT_SYMLINK_NOFOLLOW), 0, "%s", same[i]);
@@ -828,27 +828,27 @@ Test(pmem, the_walk_reaches_what_open_reaches_through_our_own_links)
 		pmr_walk_end(&w);
 	}
 	/* A missing last name is the name to make; a directory ends in ".". */
-	cr_assert_eq(pmr_walk("abs/new", 0, &w, err, sizeof(err)), 0);
+	cr_assert_eq(pmr_walk("abs/new", NULL, 0, &w, err, sizeof(err)), 0);
 	cr_assert_str_eq(w.name, "new");
 	pmr_walk_end(&w);
-	cr_assert_eq(pmr_walk("chain", PMR_WALK_DIR, &w, err, sizeof(err)), 0);
+	cr_assert_eq(pmr_walk("chain", NULL, PMR_WALK_DIR, &w, err, sizeof(err)), 0);
 	cr_assert_str_eq(w.name, ".");
 	snprintf(q, sizeof(q), "%s/d1/d2", dir);
 	cr_assert_eq(stat(q, &a), 0);
 	cr_assert(w.dir.st_ino == a.st_ino, "chain: not d2");
 	pmr_walk_end(&w);
-	cr_assert_eq(pmr_walk("abs/", 0, &w, err, sizeof(err)), 0);
+	cr_assert_eq(pmr_walk("abs/", NULL, 0, &w, err, sizeof(err)), 0);
 	cr_assert_str_eq(w.name, ".");
 	pmr_walk_end(&w);
 	/* Not followed on request: the link itself is the last name. */
-	cr_assert_eq(pmr_walk("chain", PMR_WALK_NOFOLLOW, &w, err, sizeof(err)), 0);
+	cr_assert_eq(pmr_walk("chain", NULL, PMR_WALK_NOFOLLOW, &w, err, sizeof(err)), 0);
 	cr_assert_str_eq(w.name, "chain");
 	pmr_walk_end(&w);
-	cr_assert_eq(pmr_walk("loop/x", 0, &w, err, sizeof(err)), -1);
+	cr_assert_eq(pmr_walk("loop/x", NULL, 0, &w, err, sizeof(err)), -1);
 	cr_assert_eq(errno, ELOOP);
-	cr_assert_eq(pmr_walk("d1/d2/f/x", 0, &w, err, sizeof(err)), -1);
+	cr_assert_eq(pmr_walk("d1/d2/f/x", NULL, 0, &w, err, sizeof(err)), -1);
 	cr_assert_eq(errno, ENOTDIR);
-	cr_assert_eq(pmr_walk("nowhere/x", 0, &w, err, sizeof(err)), -1);
+	cr_assert_eq(pmr_walk("nowhere/x", NULL, 0, &w, err, sizeof(err)), -1);
 	cr_assert_eq(errno, ENOENT);
 	cr_assert_eq(w.dirfd, -1);
 	/* And an open for writing through them makes the file where open would. */

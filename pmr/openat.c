@@ -159,9 +159,8 @@ int pmr_walk(const char *path, const char *label, unsigned flags, struct pmr_wal
 	for (char *r = rest;;) {
 		while (*r == '/')
 			r++;
-		if (!*r) {
-			snprintf(w->name, sizeof(w->name),
-				 "."); /* the directory itself */
+		if (!*r) { /* the path names the directory itself */
+			snprintf(w->name, sizeof(w->name), ".");
 			break;
 		}
 		size_t n = strcspn(r, "/");

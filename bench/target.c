@@ -410,13 +410,19 @@ void target_reset_scratch(const char *t)
 
 	if (scratch_path(t, file, sizeof(file)) || !is_scratch_file(file))
 		return;
+	/* The scratch file itself, never a link at its name (O_NOFOLLOW), in
+	 * the directory the path rule reaches. */
+	struct pmr_walk w;
 	char why[512];
-	int fd = pmr_open_shared_safe(file, O_WRONLY | O_CLOEXEC | O_NONBLOCK, 0, why,
-				      sizeof(why));
+
+	if (pmr_walk(file, NULL, PMR_WALK_NOFOLLOW, &w, why, sizeof(why)))
+		return;
+	int fd = pmr_walk_open(&w, file, O_WRONLY | O_CLOEXEC | O_NONBLOCK, 0, why, sizeof(why));
 	if (fd >= 0) {
 		(void)ftruncate(fd, 0);
 		close(fd);
 	}
+	pmr_walk_end(&w);
 }
 
 static bool default_name(const char *t)

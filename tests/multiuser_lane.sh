@@ -681,6 +681,19 @@ c_path_link_kvstore_dir() {
 	refused_by_link "kvstore DIR" $rc "$T/kdl.err" "$T/kdl.root"
 }
 
+# raftkv --dir below the other user's link: the node's storage is not made
+# where it leads.
+c_path_link_raftkv_dir() {
+	[ -x "$EX/raftkv" ] || { echo "  (path_link_raftkv_dir: no raftkv built; checked nothing)"; return; }
+	local lnk rc st p=$((RPORT + 7))
+	lnk=$(plant_dirlink rkl) || { why "could not plant"; return; }
+	st=$(newpub rkl)
+	env PMWAL_STATUS_DIR="$st" timeout 10 "$EX/raftkv" --id 1 --peers "127.0.0.1:$p" --dir "$lnk" \
+		>"$T/rkl.out" 2>"$T/rkl.err"
+	rc=$?
+	refused_by_link "raftkv --dir" $rc "$T/rkl.err" "$T/rkl.root"
+}
+
 # A follower of another user on root's readable log hears the writer.
 c_follower_other_user() {
 	local st
@@ -707,7 +720,8 @@ CHECKS=(page_baseline page_planted_symlink page_planted_fifo page_planted_dir
 	report_o_symlinks bench_json_symlink bench_csv_symlinks bench_o_symlinks
 	bench_default_targets crashtest_dir_race kvstore_socket_planted kvstore_dir_planted
 	kvstore_checkpoint_blocked kvstore_idle_clients raftkv_port_taken raftkv_dir_planted raftkv_idle_clients follower_other_user
-	path_link_status_dir path_link_bench_target path_link_kvstore_socket path_link_kvstore_dir)
+	path_link_status_dir path_link_bench_target path_link_kvstore_socket path_link_kvstore_dir
+	path_link_raftkv_dir)
 [ -n "${LANE_CHECKS:-}" ] && read -r -a CHECKS <<<"$LANE_CHECKS"
 for c in "${CHECKS[@]}"; do
 	t0=$SECONDS

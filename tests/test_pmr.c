@@ -866,11 +866,12 @@ Test(pmem, the_walk_reaches_what_open_reaches_through_our_own_links)
 
 static struct tu_other ou; /* a second local user, made for the test */
 
+/* After the suite's setup (Criterion runs the suite's init, then the
+ * test's; the test's fini, then the suite's). */
 static void other_user(void)
 {
 	char why[128];
 
-	setup();
 	if (tu_other_make(&ou, "pmwal-t-paths-", why, sizeof(why)))
 		cr_skip_test("SKIP: %s", why);
 }
@@ -878,7 +879,6 @@ static void other_user(void)
 static void teardown_other(void)
 {
 	tu_other_remove(&ou);
-	teardown();
 }
 
 #define SWAP_MS 2000 /* how long the other user swaps: a bound, not a speed */

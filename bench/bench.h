@@ -122,7 +122,7 @@ struct run_result {
 	struct series series;
 	bool interrupted;
 	int err; /* 0, -errno or PMWAL_E*: the run failed */
-	char errmsg[256];
+	char errmsg[1024]; /* paths and who owns them: room for a few */
 	char engine[96]; /* how the I/O was done, e.g. "io_uring fixed" */
 	bool emulated;
 };

@@ -451,7 +451,10 @@ static void job_free(struct io_job *j)
 static int layout_file(const char *path, const struct stat *want, uint64_t from,
 		       uint64_t to, char *err, size_t errlen)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	err[0] = 0;
+	int fd = pmr_open_shared_safe(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0,
+				      err, errlen);
+	bool refused = fd < 0 && errno == EPERM && err[0]; /* said why */
 	struct stat st;
 
 	/* The file that was checked, not one swapped in under its name since. */
@@ -488,7 +491,9 @@ static int layout_file(const char *path, const struct stat *want, uint64_t from,
 		ret = -errno;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 out:
-	if (ret == -ESTALE)
+	if (refused)
+		; /* the path rule's message stands */
+	else if (ret == -ESTALE)
 		snprintf(err, errlen,
 			 "laying out %s: another file was put under its name during the "
 			 "run, and is left alone; run again",
@@ -720,7 +725,13 @@ static int open_file_target(struct io_shared *sh, char *err, size_t errlen)
 	int flags = (writes || sh->created ? O_RDWR : O_RDONLY) | O_NONBLOCK |
 		    O_CLOEXEC | O_NOCTTY | (sh->created ? O_NOFOLLOW : 0) |
 		    (s->direct ? O_DIRECT : 0);
-	sh->fd = open(path, flags);
+	/* One that may write is reached by the path rule (pmr/openat.h): not
+	 * through another user's link, nor one swapped in since the checks. */
+	err[0] = 0;
+	sh->fd = flags & O_RDWR ? pmr_open_shared_safe(path, flags, 0, err, errlen)
+				: open(path, flags);
+	if (sh->fd < 0 && errno == EPERM && err[0])
+		return -1;
 	if (sh->fd < 0 && errno == EINVAL && s->direct) {
 		snprintf(err, errlen,
 			 "%s: O_DIRECT refused by its filesystem (tmpfs?); put "

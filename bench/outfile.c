@@ -9,6 +9,8 @@
  */
 #include "outfile.h"
 
+#include "openat.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -48,72 +50,6 @@ static void user_name(uid_t uid, char *buf, size_t len)
 		snprintf(buf, len, "user %s (uid %u)", pw.pw_name, (unsigned)uid);
 	else
 		snprintf(buf, len, "uid %u", (unsigned)uid);
-}
-
-/*
- * The names leading to an output directory: a symbolic link on them that
- * lies in a directory another user controls (writable by others, or
- * another user's) is refused unless that directory is sticky and the link
- * is ours, or its owner's where that owner is root (the rule libpmwal
- * applies to a log's path, pmr/openat.c). Links met are judged where they
- * lead too (a chain), up to @depth. 0, or -1 with @err.
- */
-static int path_links_rule(const char *opt, const char *path, int depth, char *err,
-			   size_t errlen)
-{
-	char pre[4096], dir[4096], target[4096];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(pre) || depth > 40)
-		return 0; /* open() says what is wrong with such a path */
-	for (size_t i = 1; i <= n; i++) {
-		if (i < n && path[i] != '/')
-			continue;
-		memcpy(pre, path, i);
-		pre[i] = 0;
-		struct stat st, d;
-
-		if (lstat(pre, &st) || !S_ISLNK(st.st_mode))
-			continue;
-		snprintf(dir, sizeof(dir), "%s", pre);
-		char *slash = strrchr(dir, '/');
-
-		if (!slash)
-			snprintf(dir, sizeof(dir), ".");
-		else
-			slash[slash == dir] = 0;
-		if (stat(dir, &d))
-			continue;
-		bool others = (d.st_mode & S_IWOTH) ||
-			      ((d.st_mode & S_IWGRP) && d.st_gid != getegid()) ||
-			      (d.st_uid != geteuid() && d.st_uid != 0);
-		bool owner_ours = d.st_uid == geteuid() || d.st_uid == 0;
-
-		if (others && !((d.st_mode & S_ISVTX) &&
-				(st.st_uid == geteuid() || (st.st_uid == d.st_uid && owner_ours)))) {
-			snprintf(err, errlen,
-				 "%s%s%s: a symbolic link on its path, %s, of uid %u in a "
-				 "directory other users control: not followed for writing "
-				 "(another user may have planted it); name the directory it "
-				 "leads to, or write to a directory only you can write",
-				 OPT(opt), path, pre, (unsigned)st.st_uid);
-			return -1;
-		}
-		ssize_t k = readlink(pre, target, sizeof(target) - 1);
-
-		if (k <= 0)
-			continue;
-		target[k] = 0;
-		char next[8192];
-
-		if (target[0] == '/')
-			snprintf(next, sizeof(next), "%s", target);
-		else
-			snprintf(next, sizeof(next), "%s/%s", dir, target);
-		if (path_links_rule(opt, next, depth + 1, err, errlen))
-			return -1;
-	}
-	return 0;
 }
 
 /* The directory rule of outfile.h on @dfd; @need_write: and this process
@@ -209,11 +145,14 @@ static void not_a_dir(int pfd, const char *name, const char *opt, const char *di
 }
 
 /* out_dir_open() with @missing_ok: a missing @dir whose parent passes the rule
- * gives -2 (nothing made). */
-static int dir_open(const char *opt, const char *dir, bool create, bool missing_ok,
-		    char *err, size_t errlen)
+ * gives -2 (nothing made). @named: the path the user named (@dir, or a file
+ * in it), for messages. The way to @dir is walked by descriptors
+ * (pmr/openat.h): another user's link on it is refused, and nothing renamed
+ * meanwhile sends the open anywhere that was not judged. */
+static int dir_open(const char *opt, const char *dir, const char *named, bool create,
+		    bool missing_ok, char *err, size_t errlen)
 {
-	char buf[4096], parent[4096];
+	char buf[4096], parent[4096], label[4400];
 	const char *name;
 	int pfd, dfd, e;
 
@@ -221,9 +160,10 @@ static int dir_open(const char *opt, const char *dir, bool create, bool missing_
 		snprintf(err, errlen, "%s: needs a directory name", opt);
 		return -1;
 	}
-	if (path_links_rule(opt, parent, 0, err, errlen))
-		return -1;
-	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	snprintf(label, sizeof(label), "%s%s%s", OPT(opt), named);
+	pfd = pmr_open_dir_walked(parent, label, NULL, err, errlen);
+	if (pfd < 0 && errno == EPERM)
+		return -1; /* another user's link on the way: said */
 	if (pfd < 0) {
 		snprintf(
 		    err, errlen,
@@ -269,8 +209,13 @@ static int dir_open(const char *opt, const char *dir, bool create, bool missing_
 
 int out_dir_trusted(const char *opt, const char *dir, char *err, size_t errlen)
 {
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char label[4400];
 
+	snprintf(label, sizeof(label), "%s%s%s", OPT(opt), dir);
+	int dfd = pmr_open_dir_walked(dir, label, NULL, err, errlen);
+
+	if (dfd < 0 && errno == EPERM)
+		return -1;
 	if (dfd < 0) {
 		snprintf(err, errlen, "%s%s%s: %s", OPT(opt), dir, strerror(errno));
 		return -1;
@@ -282,7 +227,7 @@ int out_dir_trusted(const char *opt, const char *dir, char *err, size_t errlen)
 
 int out_dir_open(const char *opt, const char *dir, bool create, char *err, size_t errlen)
 {
-	return dir_open(opt, dir, create, false, err, errlen);
+	return dir_open(opt, dir, dir, create, false, err, errlen);
 }
 
 int out_name_check(const char *opt, int dirfd, const char *dir, const char *name,
@@ -365,7 +310,7 @@ int out_path_check(const char *opt, const char *path, char *err, size_t errlen)
 			 OPT(opt), path, dir, why);
 		return -1;
 	}
-	int dfd = dir_open(opt, dir, false, false, err, errlen);
+	int dfd = dir_open(opt, dir, path, false, false, err, errlen);
 	if (dfd < 0)
 		return -1;
 	int ret = out_name_check(opt, dfd, dir, name, err, errlen);
@@ -376,7 +321,7 @@ int out_path_check(const char *opt, const char *path, char *err, size_t errlen)
 int out_dir_check(const char *opt, const char *dir, const char *const *names, char *err,
 		  size_t errlen)
 {
-	int dfd = dir_open(opt, dir, false, true, err, errlen);
+	int dfd = dir_open(opt, dir, dir, false, true, err, errlen);
 
 	if (dfd == -2)
 		return 0; /* missing: made at the end, in a parent that passes */
@@ -393,20 +338,19 @@ int out_dir_check(const char *opt, const char *dir, const char *const *names, ch
 
 int out_place_check(const char *opt, const char *file, char *err, size_t errlen)
 {
-	char dir[4096], who[160];
-	struct stat st, ds;
+	char label[4400], who[160];
+	struct pmr_walk w;
+	struct stat st;
 
-	snprintf(dir, sizeof(dir), "%s", file);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		slash[slash == dir] = 0;
-	/* A missing directory is said where the file is opened. */
-	if (access(dir, F_OK) == 0 && out_dir_trusted(opt, dir, err, errlen))
-		return -1;
-	if (lstat(file, &st))
-		return 0;
+	snprintf(label, sizeof(label), "%s%s%s", OPT(opt), file);
+	/* The way to its directory, walked by descriptors; a missing or odd
+	 * one is said where the file is opened. */
+	if (pmr_walk(file, label, PMR_WALK_NOFOLLOW, &w, err, errlen))
+		return errno == EPERM ? -1 : 0;
+	int ret = dir_rule(w.dirfd, opt, w.dirpath, false, err, errlen);
+
+	if (ret || fstatat(w.dirfd, w.name, &st, AT_SYMLINK_NOFOLLOW))
+		goto out;
 	/* A link of the user's own (or root's: /dev/disk/by-id) is followed as
 	 * the user meant; one another user made is not. */
 	if (S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
@@ -416,10 +360,20 @@ int out_place_check(const char *opt, const char *file, char *err, size_t errlen)
 			 "through another user's link (--force or not); remove it, or "
 			 "name another place",
 			 OPT(opt), file, who);
-		return -1;
+		ret = -1;
+		goto out;
 	}
-	if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && stat(dir, &ds) == 0 &&
-	    (ds.st_mode & S_ISVTX)) {
+	if (S_ISLNK(st.st_mode)) {
+		/* Ours: where it leads is judged as the rest of the way was. */
+		struct pmr_walk to;
+
+		if (pmr_walk(file, label, 0, &to, err, errlen) == 0)
+			pmr_walk_end(&to);
+		else if (errno == EPERM)
+			ret = -1;
+		goto out;
+	}
+	if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && (w.dir.st_mode & S_ISVTX)) {
 		user_name(st.st_uid, who, sizeof(who));
 		snprintf(
 		    err, errlen,
@@ -427,9 +381,11 @@ int out_place_check(const char *opt, const char *file, char *err, size_t errlen)
 		    "only its own user's files there (--force or not); name another "
 		    "place",
 		    OPT(opt), file, who);
-		return -1;
+		ret = -1;
 	}
-	return 0;
+out:
+	pmr_walk_end(&w);
+	return ret;
 }
 
 static uint64_t tmp_salt(void)
@@ -488,10 +444,11 @@ fail:
 	return -1;
 }
 
-int out_open_in(struct out_file *o, const char *opt, const char *dir, const char *name,
-		char *err, size_t errlen)
+/* out_open_in(), @named the path as the user named it, for messages. */
+static int open_in_named(struct out_file *o, const char *opt, const char *dir,
+			 const char *name, const char *named, char *err, size_t errlen)
 {
-	int dfd = dir_open(opt, dir, false, false, err, errlen);
+	int dfd = dir_open(opt, dir, named, false, false, err, errlen);
 
 	if (dfd < 0) {
 		memset(o, 0, sizeof(*o));
@@ -499,6 +456,15 @@ int out_open_in(struct out_file *o, const char *opt, const char *dir, const char
 		return -1;
 	}
 	return open_in(o, opt, dfd, dir, name, err, errlen);
+}
+
+int out_open_in(struct out_file *o, const char *opt, const char *dir, const char *name,
+		char *err, size_t errlen)
+{
+	char named[4400];
+
+	snprintf(named, sizeof(named), "%s/%s", dir, name);
+	return open_in_named(o, opt, dir, name, named, err, errlen);
 }
 
 int out_open(struct out_file *o, const char *opt, const char *path, char *err,
@@ -528,7 +494,7 @@ int out_open(struct out_file *o, const char *opt, const char *path, char *err,
 		o->dirfd = -1;
 		return -1;
 	}
-	return out_open_in(o, opt, dir, name, err, errlen);
+	return open_in_named(o, opt, dir, name, path, err, errlen);
 }
 
 void out_abort(struct out_file *o)

@@ -4,10 +4,12 @@
  * CSV, fio logs, bench's markers, crashtest's logs): never through a link,
  * never over a file that is not theirs, never in a directory another user
  * could swap things in. bench and the CLI share it (the CLI links
- * pmwal_bench); it needs nothing but libc.
+ * pmwal_bench); paths are walked by pmr/openat.h's rule.
  *
  * The rule, in one place:
- * - A directory is opened with O_DIRECTORY|O_NOFOLLOW (a symbolic link in its
+ * - The way to a directory is walked by descriptors with pmr_walk()
+ *   (another user's link on it is refused, pmr/openat.h); the directory
+ *   itself is opened with O_DIRECTORY|O_NOFOLLOW (a symbolic link in its
  *   place is refused) and every file in it is reached relative to that
  *   descriptor, never by its path again.
  * - The directory must be owned by this user or by root, and be writable by
@@ -49,18 +51,21 @@ struct out_file {
 int out_dir_open(const char *opt, const char *dir, bool create, char *err, size_t errlen);
 
 /*
- * The directory rule alone, on @dir as the path resolves (links followed:
- * the rule is on the directory reached), writable or not: for a file a
- * user names to be written in place (a bench target). 0, or -1 with @err.
+ * The directory rule alone, on @dir as the path resolves (links the path
+ * rule allows followed: the rule is on the directory reached), writable or
+ * not: for a file a user names to be written in place (a bench target). 0,
+ * or -1 with @err.
  */
 int out_dir_trusted(const char *opt, const char *dir, char *err, size_t errlen);
 
 /*
  * For a file the user names to be written in place (a bench target, a log
- * pmwal create makes): its directory passes out_dir_trusted() (a missing one
- * passes: opening the file says so), and the file is not a link another user
- * made, nor, in a sticky shared directory, another user's file. 0, or -1
- * with @err.
+ * pmwal create makes): the way to it passes the path rule, its directory
+ * passes out_dir_trusted() (a missing one passes: opening the file says so),
+ * and the file is not a link another user made (one of ours is judged where
+ * it leads), nor, in a sticky shared directory, another user's file. 0, or
+ * -1 with @err. A check, not an open: open the file with
+ * pmr_open_shared_safe() (or pmr_walk()) too.
  */
 int out_place_check(const char *opt, const char *file, char *err, size_t errlen);
 

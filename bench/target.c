@@ -347,19 +347,44 @@ bool target_claim(const char *t)
 		errno = EPERM;
 		return false;
 	}
-	/* O_EXCL: only a name that is free (no file, no symlink) becomes ours. */
-	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
+	/* O_EXCL: only a name that is free (no file, no symlink) becomes ours,
+	 * made in the directory the walk judged (pmr/openat.h). */
+	struct pmr_walk w;
+
+	if (pmr_walk(file, NULL, PMR_WALK_NOFOLLOW, &w, why, sizeof(why)))
+		return false;
+	int fd = pmr_walk_open(&w, file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644, why,
+			       sizeof(why));
+	if (fd < 0) {
+		int e = errno;
+		pmr_walk_end(&w);
+		errno = e;
 		return false; /* there already, or not ours to create */
+	}
 	if (!mark_created(fd, file)) {
 		int e = errno;
 		close(fd);
-		unlink(file);
+		unlinkat(w.dirfd, w.name, 0);
+		pmr_walk_end(&w);
 		errno = e;
 		return false;
 	}
 	close(fd);
+	pmr_walk_end(&w);
 	return true;
+}
+
+/* Removes @path's last name in the directory the path rule reaches (never
+ * in one another user's link leads to). */
+static void unlink_walked(const char *path)
+{
+	struct pmr_walk w;
+	char why[512];
+
+	if (pmr_walk(path, NULL, PMR_WALK_NOFOLLOW, &w, why, sizeof(why)))
+		return;
+	unlinkat(w.dirfd, w.name, 0);
+	pmr_walk_end(&w);
 }
 
 static void remove_scratch(const char *file)
@@ -367,8 +392,8 @@ static void remove_scratch(const char *file)
 	char mk[4200];
 
 	marker_path(file, mk, sizeof(mk));
-	unlink(file);
-	unlink(mk); /* ENOENT where the mark was the xattr */
+	unlink_walked(file);
+	unlink_walked(mk); /* ENOENT where the mark was the xattr */
 }
 
 void target_unclaim(const char *t)
@@ -385,11 +410,19 @@ void target_reset_scratch(const char *t)
 
 	if (scratch_path(t, file, sizeof(file)) || !is_scratch_file(file))
 		return;
-	int fd = open(file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	/* The scratch file itself, never a link at its name (O_NOFOLLOW), in
+	 * the directory the path rule reaches. */
+	struct pmr_walk w;
+	char why[512];
+
+	if (pmr_walk(file, NULL, PMR_WALK_NOFOLLOW, &w, why, sizeof(why)))
+		return;
+	int fd = pmr_walk_open(&w, file, O_WRONLY | O_CLOEXEC | O_NONBLOCK, 0, why, sizeof(why));
 	if (fd >= 0) {
 		(void)ftruncate(fd, 0);
 		close(fd);
 	}
+	pmr_walk_end(&w);
 }
 
 static bool default_name(const char *t)

@@ -49,6 +49,8 @@
 
 #include <pmwal.h>
 
+#include "openat.h" /* pmr/: the path rule, built into the example */
+
 #define KEY_MAX 1024
 #define VALUE_MAX (1u << 20)
 #define SNAP_MAGIC "PMKVSNP4"
@@ -930,7 +932,13 @@ int kv_open(const struct kv_options *o, struct kv **out, char *err, size_t errle
 	char lock_path[4200];
 
 	snprintf(lock_path, sizeof(lock_path), "%s/lock", o->dir);
-	kv->dir_fd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* The way to DIR walked by descriptors (pmr/openat.h): a link another
+	 * user planted on it is refused, not followed. */
+	kv->dir_fd = pmr_open_dir_walked(o->dir, NULL, NULL, err, errlen);
+	if (kv->dir_fd < 0 && errno == EPERM) {
+		rc = -EPERM;
+		goto out;
+	}
 	if (kv->dir_fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s (DIR must be a writable directory)", o->dir,

@@ -63,7 +63,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -85,6 +84,7 @@
 #include <pmwal.h>
 
 #include "kv.h"
+#include "openat.h" /* pmr/: the path rule, built into the example */
 
 static struct kv *kv;
 
@@ -380,43 +380,53 @@ static int admit(uid_t uid, char *why, size_t whylen)
 	return (int)victim;
 }
 
-/* The directory of the socket must not let another user replace it. */
-static int check_socket_dir(const char *path)
+/* The directory of the socket (@d, reached as @dir) must not let another
+ * user replace it. */
+static int check_socket_dir(const struct stat *d, const char *dir)
 {
-	char copy[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	struct stat st;
-
-	snprintf(copy, sizeof(copy), "%s", path);
-	const char *dir = dirname(copy);
-
-	if (stat(dir, &st)) {
-		fprintf(stderr, "kvstore: %s: %s\n", dir, strerror(errno));
-		return -1;
-	}
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+	if ((d->st_mode & (S_IWGRP | S_IWOTH)) && !(d->st_mode & S_ISVTX)) {
 		fprintf(stderr,
 			"kvstore: %s: writable by other users (mode %04o) and not sticky: they "
 			"could replace the socket; put it in a directory only this user writes "
 			"(or a sticky one)\n",
-			dir, (unsigned)(st.st_mode & 07777));
+			dir, (unsigned)(d->st_mode & 07777));
 		return -1;
 	}
-	if (st.st_uid != geteuid() && st.st_uid != 0) {
+	if (d->st_uid != geteuid() && d->st_uid != 0) {
 		fprintf(stderr,
 			"kvstore: %s: owned by uid %u, not by this store's user or root: its "
 			"owner could replace the socket\n",
-			dir, (unsigned)st.st_uid);
+			dir, (unsigned)d->st_uid);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * @sa for the socket's name in the directory the walk reached, through
+ * /proc/self/fd, so that bind() and connect() go where the walk judged and
+ * not through a link swapped in on the path since; the path itself where
+ * /proc is missing or that name would be too long for sun_path.
+ */
+static void socket_addr(struct sockaddr_un *sa, const struct pmr_walk *w, const char *path)
+{
+	char via[sizeof(sa->sun_path) + 300];
+	struct stat st;
+	int n = snprintf(via, sizeof(via), "/proc/self/fd/%d/%s", w->dirfd, w->name);
+
+	if (n > 0 && (size_t)n < sizeof(sa->sun_path) && stat("/proc/self/fd", &st) == 0)
+		snprintf(sa->sun_path, sizeof(sa->sun_path), "%s", via);
+	else
+		snprintf(sa->sun_path, sizeof(sa->sun_path), "%s", path); /* main() checked */
 }
 
 static int serve_socket(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	sigset_t stop;
+	struct pmr_walk w;
+	char walk_err[1024];
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path); /* main() checked its length */
 	/* SIGINT and SIGTERM arrive through a descriptor, only on this thread. */
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
@@ -433,11 +443,27 @@ static int serve_socket(const char *path)
 		fprintf(stderr, "kvstore: out of memory\n");
 		return 1;
 	}
-	if (check_socket_dir(path))
+	/* The way to the socket's directory, walked by descriptors (pmr/openat.h):
+	 * no link another user planted on it is followed. The socket's own name
+	 * is never followed (bind() does not). */
+	if (pmr_walk(path, NULL, PMR_WALK_NOFOLLOW, &w, walk_err, sizeof(walk_err))) {
+		if (errno == EPERM)
+			fprintf(stderr, "kvstore: %s\n", walk_err);
+		else
+			fprintf(stderr, "kvstore: %s: its directory: %s\n", path, strerror(errno));
 		return 1;
+	}
+	if (!strcmp(w.name, ".")) {
+		fprintf(stderr, "kvstore: %s: names a directory, not a socket\n", path);
+		return 1;
+	}
+	if (check_socket_dir(&w.dir, w.dirpath))
+		return 1;
+	socket_addr(&sa, &w, path);
 	struct stat st;
 
-	if (!lstat(path, &st)) { /* only a socket nobody serves is replaced */
+	if (!fstatat(w.dirfd, w.name, &st, AT_SYMLINK_NOFOLLOW)) {
+		/* only a socket nobody serves is replaced */
 		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		bool live = S_ISSOCK(st.st_mode) && probe >= 0 &&
 			    !connect(probe, (struct sockaddr *)&sa, sizeof(sa));
@@ -457,7 +483,7 @@ static int serve_socket(const char *path)
 				path, (unsigned)st.st_uid);
 			return 1;
 		}
-		unlink(path); /* a socket left by a killed store */
+		unlinkat(w.dirfd, w.name, 0); /* a socket left by a killed store */
 	}
 	/* Made with no permission for others, then opened up to the mode:
 	 * never wider than asked, not even for a moment. (bind() fails on a
@@ -467,7 +493,10 @@ static int serve_socket(const char *path)
 	int berr = errno;
 
 	umask(old_umask);
-	if (brc || (socket_mode != 0600 && chmod(path, socket_mode)) || listen(lfd, 128)) {
+	if (brc ||
+	    (socket_mode != 0600 &&
+	     fchmodat(w.dirfd, w.name, socket_mode, AT_SYMLINK_NOFOLLOW)) ||
+	    listen(lfd, 128)) {
 		fprintf(stderr, "kvstore: %s: %s\n", path, strerror(brc ? berr : errno));
 		return 1;
 	}
@@ -526,7 +555,8 @@ static int serve_socket(const char *path)
 		}
 	}
 	close(lfd);
-	unlink(path);
+	unlinkat(w.dirfd, w.name, 0);
+	pmr_walk_end(&w);
 	reap_clients(true);
 	free(clients);
 	return 0;

@@ -38,6 +38,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "openat.h"
+
 struct pmr_region;
 
 enum pmr_kind {
@@ -82,21 +84,7 @@ int pmr_open(const struct pmr_params *p, struct pmr_region **out, char *err,
 	     size_t errlen);
 void pmr_close(struct pmr_region *r);
 
-/*
- * open(2) for the file a log or region lives in. An open that may write, of
- * a name in a sticky directory other users can write (/tmp, /dev/shm), does
- * not follow another user's link nor write another user's file there (the
- * kernel's protected_symlinks and protected_regular rules, applied whether
- * or not the machine enables them; openat.c). Returns the descriptor, or -1
- * with errno set; for a refusal errno is EPERM and @err says why and what to
- * do (otherwise @err is left alone: the caller names open's error).
- */
-int pmr_open_shared_safe(const char *path, int flags, mode_t mode, char *err, size_t errlen);
-
-/* Whether a missing @path would be made on /dev's own filesystem (devtmpfs,
- * not a filesystem mounted below it such as /dev/shm): there a missing name is
- * a missing device, never a file to create. */
-bool pmr_in_dev_fs(const char *path);
+/* pmr_open_shared_safe(), pmr_walk(), pmr_in_dev_fs(): openat.h. */
 
 uint8_t *pmr_base(const struct pmr_region *r);
 uint64_t pmr_size(const struct pmr_region *r);

@@ -48,6 +48,8 @@
 
 #include <pmwal.h>
 
+#include "openat.h" /* pmr/: the path rule, built in */
+
 #define HDR 24
 #define SNAP_MAGIC "PMRFSNP1"
 #define SNAP_END "PMRFEND1"
@@ -1301,9 +1303,13 @@ int pmwal_raft_init(struct raft_io **io, struct uv_loop_s *loop,
 	p->loop = loop;
 	p->tail = &p->head;
 	p->lock_fd = -1;
-	p->dir_fd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* The way to DIR walked by descriptors (pmr/openat.h): a link another
+	 * user planted on it is refused (@err says so), not followed. */
+	err[0] = 0;
+	p->dir_fd = pmr_open_dir_walked(o->dir, NULL, NULL, err, errlen);
 	if (p->dir_fd < 0) {
-		snprintf(err, errlen, "%s: %s", o->dir, strerror(errno));
+		if (errno != EPERM || !err[0])
+			snprintf(err, errlen, "%s: %s", o->dir, strerror(errno));
 		free(p);
 		return RAFT_IOERR;
 	}

@@ -6,7 +6,8 @@
 # status pages (PMWAL_STATUS_DIR, /dev/shm by default), bench's scratch
 # targets (PMWAL_BENCH_SHM), /run/lock, the output directories of report,
 # bench and crashtest, and the example servers' sockets, ports and
-# directories. That user plants files, symlinks (to a root-only canary),
+# directories. That user plants files, symlinks (to a root-only canary, and
+# to root's directories on the way to what root writes),
 # FIFOs and directories under the names pmwal will use, holds read locks on
 # what it can read, fills a small filesystem and holds many idle
 # connections.
@@ -599,6 +600,100 @@ c_raftkv_idle_clients() {
 	wait "$k" 2>/dev/null
 }
 
+# ---- another user's link on the way to what root writes ---------------------
+
+# plant_dirlink NAME: the other user's link PUB/NAME-PID to a fresh directory
+# of root's (T/NAME.root, 0755); prints the link. Root writing below the link
+# would write in its own directory where the other user sent it.
+plant_dirlink() {
+	local root=$T/$1.root lnk=$PUB/$1-$$
+	mkdir -m 0755 "$root" || return 1
+	asu ln -s "$root" "$lnk" || return 1
+	echo "$lnk"
+}
+# refused_by_link TAG RC ERRFILE ROOTDIR: the command was refused in bounded
+# time, naming the link and its owner, and left ROOTDIR empty.
+refused_by_link() {
+	local tag=$1 rc=$2 errf=$3 root=$4
+	[ "$rc" = 124 ] && why "$tag: hung (or ran through the link)"
+	[ "$rc" = 0 ] && why "$tag: ran (exit 0) through the other user's link"
+	grep -q 'symbolic link' "$errf" && grep -q "$U" "$errf" ||
+		why "$tag: the refusal names neither the link nor its owner: $(head -c 300 "$errf")"
+	[ -z "$(ls -A "$root" 2>/dev/null)" ] ||
+		why "$tag: written through the link into root's directory: $(ls -A "$root" | head -3)"
+}
+
+# PMWAL_STATUS_DIR below the other user's link to a directory of root's: the
+# writer must not make its page there.
+c_path_link_status_dir() {
+	local lnk
+	lnk=$(plant_dirlink stl) || { why "could not plant"; return; }
+	mkdir -m 0755 "$T/stl.root/s"
+	newlog stl.log
+	env PMWAL_STATUS_DIR="$lnk/s" timeout 10 "$EX/ship_primary" "$T/stl.log" --count 3 --rate 100 \
+		>"$T/stl.out" 2>"$T/stl.err"
+	local rc=$?
+	refused_by_link "writer" $rc "$T/stl.err" "$T/stl.root/s"
+	grep -q 'PMWAL_STATUS_DIR' "$T/stl.err" || why "the refusal does not say what to set: $(head -c 300 "$T/stl.err")"
+}
+
+# pmwal bench io on a file target below the other user's link: a new file is
+# not created where it leads, an existing one (--force) not written.
+c_path_link_bench_target() {
+	local lnk rc
+	lnk=$(plant_dirlink btl) || { why "could not plant"; return; }
+	(cd "$T" && timeout 20 "$PMWAL" bench io "file:$lnk/x.dat" --rw write --size 1m \
+		--runtime 100ms --ramp 0 --direct 0 --quiet >"$T/btl.out" 2>"$T/btl.err")
+	rc=$?
+	refused_by_link "new target" $rc "$T/btl.err" "$T/btl.root"
+	cp "$CANARY" "$T/btl.root/y.dat"
+	local sum
+	sum=$(sha256sum <"$T/btl.root/y.dat")
+	(cd "$T" && timeout 20 "$PMWAL" bench io "$lnk/y.dat" --rw write --size 4k --runtime 100ms \
+		--ramp 0 --direct 0 --quiet --force >"$T/btl2.out" 2>"$T/btl2.err")
+	rc=$?
+	[ $rc = 124 ] && why "--force target: hung"
+	[ $rc = 0 ] && why "--force target: ran through the other user's link"
+	grep -q 'symbolic link' "$T/btl2.err" || why "--force target: $(head -c 300 "$T/btl2.err")"
+	[ "$(sha256sum <"$T/btl.root/y.dat")" = "$sum" ] || why "--force target: root's file was written"
+}
+
+# kvstore --socket below the other user's link: no socket is made where it
+# leads, and the store does not serve.
+c_path_link_kvstore_socket() {
+	local lnk rc d=$T/ksl-data
+	lnk=$(plant_dirlink ksl) || { why "could not plant"; return; }
+	mkdir -p "$d"
+	env PMWAL_STATUS_DIR="$d" timeout 10 "$EX/kvstore" "$d" --socket "$lnk/sock" \
+		>"$T/ksl.out" 2>"$T/ksl.err" </dev/null
+	rc=$?
+	refused_by_link "kvstore --socket" $rc "$T/ksl.err" "$T/ksl.root"
+}
+
+# kvstore DIR below the other user's link: the store is not opened there.
+c_path_link_kvstore_dir() {
+	local lnk rc st
+	lnk=$(plant_dirlink kdl) || { why "could not plant"; return; }
+	st=$(newpub kdl)
+	printf 'put a 1\n' | env PMWAL_STATUS_DIR="$st" timeout 10 "$EX/kvstore" "$lnk" \
+		>"$T/kdl.out" 2>"$T/kdl.err"
+	rc=$?
+	refused_by_link "kvstore DIR" $rc "$T/kdl.err" "$T/kdl.root"
+}
+
+# raftkv --dir below the other user's link: the node's storage is not made
+# where it leads.
+c_path_link_raftkv_dir() {
+	[ -x "$EX/raftkv" ] || { echo "  (path_link_raftkv_dir: no raftkv built; checked nothing)"; return; }
+	local lnk rc st p=$((RPORT + 7))
+	lnk=$(plant_dirlink rkl) || { why "could not plant"; return; }
+	st=$(newpub rkl)
+	env PMWAL_STATUS_DIR="$st" timeout 10 "$EX/raftkv" --id 1 --peers "127.0.0.1:$p" --dir "$lnk" \
+		>"$T/rkl.out" 2>"$T/rkl.err"
+	rc=$?
+	refused_by_link "raftkv --dir" $rc "$T/rkl.err" "$T/rkl.root"
+}
+
 # A follower of another user on root's readable log hears the writer.
 c_follower_other_user() {
 	local st
@@ -624,7 +719,9 @@ CHECKS=(page_baseline page_planted_symlink page_planted_fifo page_planted_dir
 	page_planted_file page_read_lock page_full_fs log_read_lock pmr_lockfile_symlink
 	report_o_symlinks bench_json_symlink bench_csv_symlinks bench_o_symlinks
 	bench_default_targets crashtest_dir_race kvstore_socket_planted kvstore_dir_planted
-	kvstore_checkpoint_blocked kvstore_idle_clients raftkv_port_taken raftkv_dir_planted raftkv_idle_clients follower_other_user)
+	kvstore_checkpoint_blocked kvstore_idle_clients raftkv_port_taken raftkv_dir_planted raftkv_idle_clients follower_other_user
+	path_link_status_dir path_link_bench_target path_link_kvstore_socket path_link_kvstore_dir
+	path_link_raftkv_dir)
 [ -n "${LANE_CHECKS:-}" ] && read -r -a CHECKS <<<"$LANE_CHECKS"
 for c in "${CHECKS[@]}"; do
 	t0=$SECONDS

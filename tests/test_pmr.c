@@ -9,6 +9,7 @@
 #include "pmr.h"
 #include "pmr_internal.h"
 
+#include "other_user.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -776,6 +778,212 @@ Test(pmem, every_name_on_the_path_of_a_file_opened_for_writing_is_judged)
 	free(sticky);
 	free(ww);
 	free(vdir);
+	free(victim);
+}
+
+/*
+ * The walk reaches what the kernel's own resolution reaches where no link is
+ * refused: relative names from the working directory, ".", "..", links of
+ * ours (absolute, relative, chained, to a directory and then "..") and a
+ * missing last name; a loop of links ends in ELOOP, a file on the way in
+ * ENOTDIR.
+ */
+Test(pmem, the_walk_reaches_what_open_reaches_through_our_own_links)
+{
+	char p[4400], q[4400], cwd[4096];
+	struct pmr_walk w;
+	struct stat a, b;
+
+	cr_assert_eq(chmod(dir, 0700), 0);
+	snprintf(p, sizeof(p), "%s/d1", dir);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/d1/d2", dir);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/d1/d2/f", dir);
+	close(open(p, O_WRONLY | O_CREAT, 0600));
+	snprintf(p, sizeof(p), "%s/abs", dir); /* -> DIR/d1/d2 */
+	snprintf(q, sizeof(q), "%s/d1/d2", dir);
+	cr_assert_eq(symlink(q, p), 0);
+	snprintf(p, sizeof(p), "%s/d1/rel", dir); /* -> d2/../d2 */
+	cr_assert_eq(symlink("d2/../d2", p), 0);
+	snprintf(p, sizeof(p), "%s/chain", dir); /* -> d1/rel */
+	cr_assert_eq(symlink("d1/rel", p), 0);
+	snprintf(p, sizeof(p), "%s/loop", dir);
+	cr_assert_eq(symlink("loop", p), 0);
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	cr_assert_eq(chdir(dir), 0);
+
+	const char *same[] = {"abs/f", "./d1/d2/f", "d1/../d1/d2/./f", "chain/f",
+			      "chain/../d2/f", "abs/../../d1/rel/f"};
+
+	snprintf(q, sizeof(q), "%s/d1/d2/f", dir);
+	cr_assert_eq(stat(q, &a), 0);
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		cr_assert_eq(pmr_walk(same[i], NULL, 0, &w, err, sizeof(err)), 0, "%s: %s", same[i],
+			     strerror(errno));
+		cr_assert_str_eq(w.name, "f", "%s", same[i]);
+		cr_assert_eq(fstatat(w.dirfd, w.name, &b, AT_SYMLINK_NOFOLLOW), 0, "%s", same[i]);
+		cr_assert(a.st_ino == b.st_ino && a.st_dev == b.st_dev, "%s: another file",
+			  same[i]);
+		pmr_walk_end(&w);
+	}
+	/* A missing last name is the name to make; a directory ends in ".". */
+	cr_assert_eq(pmr_walk("abs/new", NULL, 0, &w, err, sizeof(err)), 0);
+	cr_assert_str_eq(w.name, "new");
+	pmr_walk_end(&w);
+	cr_assert_eq(pmr_walk("chain", NULL, PMR_WALK_DIR, &w, err, sizeof(err)), 0);
+	cr_assert_str_eq(w.name, ".");
+	snprintf(q, sizeof(q), "%s/d1/d2", dir);
+	cr_assert_eq(stat(q, &a), 0);
+	cr_assert(w.dir.st_ino == a.st_ino, "chain: not d2");
+	pmr_walk_end(&w);
+	cr_assert_eq(pmr_walk("abs/", NULL, 0, &w, err, sizeof(err)), 0);
+	cr_assert_str_eq(w.name, ".");
+	pmr_walk_end(&w);
+	/* Not followed on request: the link itself is the last name. */
+	cr_assert_eq(pmr_walk("chain", NULL, PMR_WALK_NOFOLLOW, &w, err, sizeof(err)), 0);
+	cr_assert_str_eq(w.name, "chain");
+	pmr_walk_end(&w);
+	cr_assert_eq(pmr_walk("loop/x", NULL, 0, &w, err, sizeof(err)), -1);
+	cr_assert_eq(errno, ELOOP);
+	cr_assert_eq(pmr_walk("d1/d2/f/x", NULL, 0, &w, err, sizeof(err)), -1);
+	cr_assert_eq(errno, ENOTDIR);
+	cr_assert_eq(pmr_walk("nowhere/x", NULL, 0, &w, err, sizeof(err)), -1);
+	cr_assert_eq(errno, ENOENT);
+	cr_assert_eq(w.dirfd, -1);
+	/* And an open for writing through them makes the file where open would. */
+	int fd = pmr_open_shared_safe("chain/g", O_WRONLY | O_CREAT | O_EXCL, 0600, err,
+				      sizeof(err));
+
+	cr_assert_geq(fd, 0, "%s", strerror(errno));
+	close(fd);
+	snprintf(q, sizeof(q), "%s/d1/d2/g", dir);
+	cr_assert_eq(access(q, F_OK), 0);
+	cr_assert_eq(chdir(cwd), 0);
+}
+
+/* ---- a directory's owner swapping names while root opens ------------------ */
+
+static struct tu_other ou; /* a second local user, made for the test */
+
+/* After the suite's setup (Criterion runs the suite's init, then the
+ * test's; the test's fini, then the suite's). */
+static void other_user(void)
+{
+	char why[128];
+
+	if (tu_other_make(&ou, "pmwal-t-paths-", why, sizeof(why)))
+		cr_skip_test("SKIP: %s", why);
+}
+
+static void teardown_other(void)
+{
+	tu_other_remove(&ou);
+}
+
+#define SWAP_MS 2000 /* how long the other user swaps: a bound, not a speed */
+
+/* As the other user: exchanges @base/sub (a directory) and @base/lnk (a
+ * link to root's directory) for SWAP_MS; true if an exchange was made. */
+static bool swap_names(const char *base)
+{
+	char a[4200], b[4200];
+	struct timespec t0, t;
+	long n = 0;
+
+	snprintf(a, sizeof(a), "%s/sub", base);
+	snprintf(b, sizeof(b), "%s/lnk", base);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 256; i++)
+			n += renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < SWAP_MS);
+	return n > 0;
+}
+
+struct swapper {
+	const char *base;
+	bool ok, done;
+};
+
+static void *swapper_main(void *arg)
+{
+	struct swapper *s = arg;
+
+	tu_as_other(&ou, swap_names, s->base, false, &s->ok);
+	__atomic_store_n(&s->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The owner of a directory on the path exchanges a directory in it with a
+ * link to a directory of root's (renameat2 RENAME_EXCHANGE) while root
+ * opens a file below that name, again and again. Each open is judged on
+ * what it opens: it lands in the other user's directory, or is refused
+ * (their link, in their directory); it never creates or writes the file in
+ * root's directory, where no open was allowed to go.
+ */
+Test(pmem, a_name_swapped_for_a_link_during_the_open_never_sends_it_through_the_link,
+     .init = other_user, .fini = teardown_other, .timeout = 60)
+{
+	char *base = tu_path(dir, "theirs"), *victim = tu_path(dir, "victim");
+	char sub[4200], lnk[4200], file[4200], landed[4200];
+	const char marker[] = "written by root\n";
+	struct swapper sw = {.base = base};
+	pthread_t t;
+	long opened = 0, refused = 0, through = 0, tries = 0;
+
+	cr_assert_eq(chmod(dir, 0755), 0);
+	cr_assert_eq(mkdir(base, 0755), 0);
+	cr_assert_eq(mkdir(victim, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/sub", base);
+	snprintf(lnk, sizeof(lnk), "%s/lnk", base);
+	snprintf(file, sizeof(file), "%s/x.log", sub);
+	snprintf(landed, sizeof(landed), "%s/x.log", victim);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	cr_assert_eq(symlink(victim, lnk), 0);
+	cr_assert_eq(chown(base, ou.uid, ou.gid), 0);
+	cr_assert_eq(chown(sub, ou.uid, ou.gid), 0);
+	cr_assert_eq(lchown(lnk, ou.uid, ou.gid), 0);
+
+	/* No assertion until the other user's process is done: its user is
+	 * removed after the test, which fails while the user runs anything. */
+	char why[1024] = "";
+	int bad_errno = 0;
+
+	cr_assert_eq(pthread_create(&t, NULL, swapper_main, &sw), 0);
+	while (!__atomic_load_n(&sw.done, __ATOMIC_ACQUIRE) && tries < 20000) {
+		tries++;
+		err[0] = 0;
+		int fd = pmr_open_shared_safe(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600, err,
+					      sizeof(err));
+
+		if (fd < 0) {
+			if (errno != EPERM && !bad_errno)
+				bad_errno = errno;
+			snprintf(why, sizeof(why), "%s", err);
+			refused++;
+			continue;
+		}
+		if (write(fd, marker, sizeof(marker) - 1) == (ssize_t)sizeof(marker) - 1)
+			opened++;
+		close(fd);
+		if (unlink(landed) == 0)
+			through++; /* the marker went into root's directory */
+	}
+	pthread_join(t, NULL);
+	cr_assert(sw.ok, "the other user could not swap the names");
+	cr_log_info("%ld opens: %ld in their directory, %ld refused, %ld through the link",
+		    tries, opened - through, refused, through);
+	cr_assert_eq(through, 0,
+		     "%ld of %ld opens went through the link into root's directory", through,
+		     tries);
+	cr_assert_gt(opened, 0, "no open succeeded in the other user's directory");
+	cr_assert_eq(bad_errno, 0, "an open failed with %s, not a refusal", strerror(bad_errno));
+	cr_assert(!refused || (strstr(why, "symbolic link") && strstr(why, ou.name)),
+		  "the refusal names neither the link nor its owner: %s", why);
+	free(base);
 	free(victim);
 }
 

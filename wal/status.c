@@ -82,6 +82,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "openat.h"
 #include "seeded.h"
 #include "xxh.h"
 
@@ -296,7 +297,16 @@ static int open_page_dir(struct pmwal *w, const char *dir, int *dfd)
 			 dir, (unsigned)st.st_uid);
 		return -EPERM;
 	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* The way to it walked by descriptors (pmr/openat.h): no link of
+	 * another user's on it is followed, nor one swapped in meanwhile. */
+	char label[sizeof(w->st_err)], why[sizeof(w->st_err)];
+
+	snprintf(label, sizeof(label), "the status directory %s (PMWAL_STATUS_DIR)", dir);
+	fd = pmr_open_dir_walked(dir, label, NULL, why, sizeof(why));
+	if (fd < 0 && errno == EPERM) {
+		snprintf(w->st_err, sizeof(w->st_err), "%s", why);
+		return -EPERM;
+	}
 	if (fd < 0) {
 		int rc = -errno;
 

@@ -41,17 +41,6 @@ static const char *kind_of(mode_t m)
 			     : "not a regular file";
 }
 
-static void user_name(uid_t uid, char *buf, size_t len)
-{
-	struct passwd pw, *res = NULL;
-	char scratch[1024];
-
-	if (getpwuid_r(uid, &pw, scratch, sizeof(scratch), &res) == 0 && res)
-		snprintf(buf, len, "user %s (uid %u)", pw.pw_name, (unsigned)uid);
-	else
-		snprintf(buf, len, "uid %u", (unsigned)uid);
-}
-
 /* The directory rule of outfile.h on @dfd; @need_write: and this process
  * may create files in it. 0, or -1 with @err. */
 static int dir_rule(int dfd, const char *opt, const char *dir, bool need_write, char *err,
@@ -68,7 +57,7 @@ static int dir_rule(int dfd, const char *opt, const char *dir, bool need_write, 
 	bool others =
 	    (st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != getegid());
 	if (st.st_uid != me && st.st_uid != 0) {
-		user_name(st.st_uid, who, sizeof(who));
+		pmr_user_name(st.st_uid, who, sizeof(who));
 		snprintf(err, errlen,
 			 "%s%s%s: the directory belongs to %s, who could swap a link to "
 			 "any file%s in for what pmwal writes there; %s",
@@ -258,7 +247,7 @@ int out_name_check(const char *opt, int dirfd, const char *dir, const char *name
 		return -1;
 	}
 	if (st.st_uid != geteuid()) {
-		user_name(st.st_uid, who, sizeof(who));
+		pmr_user_name(st.st_uid, who, sizeof(who));
 		snprintf(err, errlen,
 			 "%s%s%s/%s belongs to %s: pmwal replaces only its own user's "
 			 "files; remove it, or name another place",
@@ -354,7 +343,7 @@ int out_place_check(const char *opt, const char *file, char *err, size_t errlen)
 	/* A link of the user's own (or root's: /dev/disk/by-id) is followed as
 	 * the user meant; one another user made is not. */
 	if (S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
-		user_name(st.st_uid, who, sizeof(who));
+		pmr_user_name(st.st_uid, who, sizeof(who));
 		snprintf(err, errlen,
 			 "%s%s%s is a symbolic link made by %s: pmwal does not write "
 			 "through another user's link (--force or not); remove it, or "
@@ -374,7 +363,7 @@ int out_place_check(const char *opt, const char *file, char *err, size_t errlen)
 		goto out;
 	}
 	if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && (w.dir.st_mode & S_ISVTX)) {
-		user_name(st.st_uid, who, sizeof(who));
+		pmr_user_name(st.st_uid, who, sizeof(who));
 		snprintf(
 		    err, errlen,
 		    "%s%s%s belongs to %s, in a directory others share: pmwal writes "

@@ -74,7 +74,7 @@ static bool link_allowed(const struct stat *d, const struct stat *l)
 		(l->st_uid == geteuid() || (l->st_uid == d->st_uid && owner_ours)));
 }
 
-static void user_name(uid_t uid, char *buf, size_t len)
+void pmr_user_name(uid_t uid, char *buf, size_t len)
 {
 	struct passwd pw, *res = NULL;
 	char scratch[1024];
@@ -126,7 +126,7 @@ static int refuse_link(const struct pmr_walk *w, const char *path, const char *n
 	if (k >= 0)
 		to[k] = 0;
 	join(at, sizeof(at), w->dirpath, name);
-	user_name(l->st_uid, who, sizeof(who));
+	pmr_user_name(l->st_uid, who, sizeof(who));
 	snprintf(err, errlen,
 		 "%s: a symbolic link on its path, %s, made by %s in a directory other "
 		 "users control, is not followed for writing (another user may have "

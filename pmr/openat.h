@@ -92,4 +92,8 @@ int pmr_open_dir_walked(const char *path, const char *label, struct stat *st, ch
  * a missing device, never a file to create. */
 bool pmr_in_dev_fs(const char *path);
 
+/* "user NAME (uid N)", or "uid N" where the user has no name, as the
+ * refusals name the owner of a link or a file. */
+void pmr_user_name(uid_t uid, char *buf, size_t len);
+
 #endif

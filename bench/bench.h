@@ -253,7 +253,12 @@ void io_resolve_caps(struct io_spec *spec, json_t *notes);
 /* Same as io_run, but resolves percentage rate caps first. */
 struct run_result *io_run_capped(struct io_spec *spec, json_t *notes);
 json_t *io_options_json(const struct io_spec *s);
-void io_fio_command(const struct io_spec *s, char *buf, size_t len);
+/* The fio command that runs the same job, in @buf; false, with why not in
+ * @buf, for a target fio cannot open (target_no_fio). */
+bool io_fio_command(const struct io_spec *s, char *buf, size_t len);
+/* Why fio has no equivalent for @target (a PMR, a fake PMR, sim:), in @buf;
+ * false where it has one (a file, a block device, pmem, device-DAX). */
+bool target_no_fio(const char *target, char *buf, size_t len);
 void io_jobname(const struct io_spec *s, char *buf, size_t len);
 
 /* --- target.c ----------------------------------------------------------- */

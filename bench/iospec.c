@@ -77,12 +77,15 @@ static size_t cat(char *buf, size_t len, size_t at, const char *fmt, const char 
 	return n > 0 ? at + (size_t)n : at;
 }
 
-void io_fio_command(const struct io_spec *s, char *buf, size_t len)
+bool io_fio_command(const struct io_spec *s, char *buf, size_t len)
 {
 	char v[64], slice[32];
 	size_t at = 0;
 	bool region = target_is_region(s->target);
-	const char *file = target_file(s->target), *path = file ? file : s->target;
+	const char *file = target_file(s->target), *path = file;
+
+	if (target_no_fio(s->target, buf, len))
+		return false;
 
 	if (region)
 		at = cat(buf, len, at, "%s", "PMEM_IS_PMEM_FORCE=1 ");
@@ -137,6 +140,7 @@ void io_fio_command(const struct io_spec *s, char *buf, size_t len)
 		at = cat(buf, len, at, " --rate=%s", v);
 	}
 	cat(buf, len, at, "%s", " --group_reporting --output-format=json");
+	return true;
 }
 
 /* Measure one direction alone, uncapped, briefly: its maximum. */

@@ -192,7 +192,7 @@ static int prim_once(struct prim_ctx *c, const struct prim *p, uint64_t off)
 }
 
 /* The fio job that measures the same primitive, for cross-checking. */
-static void prim_fio_command(const struct prim *p, const char *target, uint64_t each_ns,
+static bool prim_fio_command(const struct prim *p, const char *target, uint64_t each_ns,
 			     char *buf, size_t len)
 {
 	static const char *const how[] = {
@@ -205,8 +205,11 @@ static void prim_fio_command(const struct prim *p, const char *target, uint64_t 
 	    [M_COPY] = "--ioengine=libpmem --direct=1",
 	    [M_BARRIER] = "--ioengine=libpmem --direct=1 --fsync=%u",
 	};
-	const char *file = target_file(target), *path = file ? file : target;
+	const char *file = target_file(target), *path = file;
 	char opts[128], sz[16], arg[4200], quoted[8500];
+
+	if (target_no_fio(target, buf, len))
+		return false;
 
 	snprintf(opts, sizeof(opts), how[p->m], p->writes);
 	fmt_size(sz, sizeof(sz), p->write_bytes ? p->write_bytes : 64);
@@ -218,6 +221,7 @@ static void prim_fio_command(const struct prim *p, const char *target, uint64_t 
 		 "--runtime=%.3g --time_based --output-format=json",
 		 p->m >= M_COPY ? "PMEM_IS_PMEM_FORCE=1 " : "", quoted, sz, opts,
 		 each_ns / 1e9);
+	return true;
 }
 
 static double tv_s(struct timeval tv)
@@ -281,9 +285,10 @@ static json_t *prim_measure(struct prim_ctx *c, const struct prim *p, const char
 	json_t *job = result_job_json(name, "primitive", target, label, r, opts);
 	json_decref(opts);
 	char fio[9000];
-	prim_fio_command(p, target, each_ns, fio, sizeof(fio));
-	json_object_set_new(json_object_get(job, "pmwal"), "fio_command",
-			    json_string(fio));
+	bool has_fio = prim_fio_command(p, target, each_ns, fio, sizeof(fio));
+
+	json_object_set_new(json_object_get(job, "pmwal"),
+			    has_fio ? "fio_command" : "fio_equivalent", json_string(fio));
 	if (c->region)
 		json_object_set_new(json_object_get(job, "pmwal"), "barrier",
 				    json_string(c->barrier));

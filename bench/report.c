@@ -952,6 +952,12 @@ static void extras_section(FILE *f, struct jobs *J)
 			fputs("<li><code>", f);
 			svg_esc(f, fio);
 			fputs("</code></li>\n", f);
+		} else if (*js(p, "fio_equivalent")) {
+			fputs("<li>", f);
+			svg_esc(f, t);
+			fputs(" fio equivalent: ", f);
+			svg_esc(f, js(p, "fio_equivalent"));
+			fputs("</li>\n", f);
 		}
 	}
 	fputs("</ul>\n", f);

@@ -138,8 +138,9 @@ json_t *run_io_job(struct bench_ctx *c, struct io_spec *s, const char *label)
 	json_t *opts = io_options_json(s);
 	json_t *job = result_job_json(name, "io", s->target, label, r, opts);
 	json_t *pm = json_object_get(job, "pmwal");
-	io_fio_command(s, fio, sizeof(fio));
-	json_object_set_new(pm, "fio_command", json_string(fio));
+	bool has_fio = io_fio_command(s, fio, sizeof(fio));
+
+	json_object_set_new(pm, has_fio ? "fio_command" : "fio_equivalent", json_string(fio));
 	if (c->until_full) {
 		char full[128];
 		snprintf(full, sizeof(full), "%s until full", name);

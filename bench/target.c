@@ -56,6 +56,24 @@ const char *target_file(const char *target)
 	return NULL;
 }
 
+bool target_no_fio(const char *target, char *buf, size_t len)
+{
+	switch (target_kind(target)) {
+	case PMWAL_TARGET_PMR:
+		snprintf(buf, len, "none: fio has no engine for an NVMe PMR's BAR with its "
+				   "read barrier");
+		return true;
+	case PMWAL_TARGET_FAKEPMR:
+		snprintf(buf, len, "none: a simulated PMR exists only in pmwal");
+		return true;
+	case PMWAL_TARGET_SIM:
+		snprintf(buf, len, "none: a simulated medium exists only in pmwal");
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool target_is_region(const char *target)
 {
 	enum pmwal_target_kind k = target_kind(target);

@@ -627,3 +627,29 @@ Test(bench, a_json_path_a_log_would_take_is_found)
 	cr_assert_not(fio_log_would_write(NULL, path));
 	remove_tmpdir();
 }
+
+/* fio cannot open a PMR, a fake PMR or a simulated medium: the equivalent
+ * fio command is "none" with the reason, never a target string fio would
+ * take for a file name (fakepmr:/dev/shm/x made fio create that file). */
+Test(bench, the_fio_equivalent_of_a_target_fio_cannot_open_is_none)
+{
+	char why[256];
+	const char *none[] = {"fakepmr:/dev/shm/x", "pmr:0000:00:04.0", "sim:a"};
+	const char *some[] = {"/var/tmp/x", "pmem:/dev/shm/x", "file:/tmp/y"};
+
+	for (size_t i = 0; i < 3; i++) {
+		why[0] = 0;
+		cr_assert(target_no_fio(none[i], why, sizeof(why)), "%s", none[i]);
+		cr_assert(!strncmp(why, "none: ", 6), "%s: '%s'", none[i], why);
+		cr_assert(!target_no_fio(some[i], why, sizeof(why)), "%s", some[i]);
+	}
+	struct io_spec s;
+
+	io_spec_defaults(&s);
+	s.target = "fakepmr:/dev/shm/x";
+	cr_assert(!io_fio_command(&s, why, sizeof(why)));
+	cr_assert_null(strstr(why, "fio --"), "%s", why);
+	s.target = "pmem:/dev/shm/x";
+	cr_assert(io_fio_command(&s, why, sizeof(why)));
+	cr_assert_not_null(strstr(why, "--filename=/dev/shm/x"), "%s", why);
+}

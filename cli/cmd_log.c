@@ -1806,9 +1806,15 @@ static void stat_text(const char *target, const struct pmwal_stats *s)
 	printf("%s\n", target);
 	if (s->writer_pid)
 		printf("  writer         pid %u, epoch %u\n", s->writer_pid, s->epoch);
-	else
-		printf("  writer         none%s\n",
-		       s->groups ? " (the counters are those a writer that died left)" : "");
+	else if (s->groups)
+		printf("  writer         none (the counters are those a writer that died left)\n");
+	if (!s->writer_pid && !s->groups) {
+		printf("  writer         none: no counters (a writer publishes them while it "
+		       "has the log open)\n");
+		printf("  LSN            head %llu, durable %llu\n", (unsigned long long)s->head_lsn,
+		       (unsigned long long)s->durable_lsn);
+		return;
+	}
 	printf("  appends        %llu %s, %llu bytes\n", (unsigned long long)s->appends,
 	       s->appends == 1 ? "record" : "records", (unsigned long long)s->append_bytes);
 	printf("  groups         %llu durable", (unsigned long long)s->groups);

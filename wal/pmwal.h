@@ -191,8 +191,9 @@ enum pmwal_open_flags {
 	 * Create the log if there is none, else open the one there (as
 	 * open(2)'s O_CREAT, LMDB's MDB_CREATE, RocksDB's create_if_missing).
 	 * "None" is a missing file (made, capacity_bytes long), an empty one,
-	 * or a file, device, region or simulated medium whose superblock area
-	 * (bytes 0..8191) is all zero (new, blank, or an interrupted create).
+	 * or a file, device, region or simulated medium whose first 68 KiB
+	 * (the superblocks and the first ring blocks) are all zero: new,
+	 * blank, or an interrupted create.
 	 * A log found is opened and recovered as without CREATE; non-zero
 	 * capacity_bytes and record_bytes_max must match it (0: whatever it
 	 * is), or the open fails PMWAL_EBADOPT naming the field, the log's value
@@ -294,7 +295,7 @@ struct pmwal_options {
 	uint32_t commit_policy;	   /* enum pmwal_commit_policy (pmwal_commit_policy(3)) */
 	uint32_t group_window_us;  /* leader waits this long to gather (0: none) */
 	uint32_t group_bytes_max;  /* payload bytes in one group write; 0 = 1 MiB */
-	uint32_t record_bytes_max; /* create: largest record; 0 = 16 MiB */
+	uint32_t record_bytes_max; /* create: largest record; 0 = 16 MiB or ~1/4 of the ring */
 	uint32_t queue_depth;	   /* io_uring entries; 0 = 64 */
 	/* Flash (files, block devices): groups written at once, each acked
 	 * only once it and every earlier one are durable; 0 = default (1),

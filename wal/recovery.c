@@ -383,9 +383,13 @@ static int decide(struct scan *s, uint64_t q, enum wal_block_state state, bool s
 				 r->why);
 			break;
 		default:
-			snprintf(rep->detail, sizeof(rep->detail),
-				 "clean end at block seq %llu (%s)", (unsigned long long)q,
-				 r->why);
+			if (q == 0 && row == WAL_ROW_CLEAN_END)
+				snprintf(rep->detail, sizeof(rep->detail),
+					 "clean: a new, empty log");
+			else
+				snprintf(rep->detail, sizeof(rep->detail),
+					 "clean end at block seq %llu (%s)", (unsigned long long)q,
+					 r->why);
 			break;
 		}
 	}

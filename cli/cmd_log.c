@@ -139,6 +139,43 @@ static int no_more_args(const char *cmd, int argc, char **argv)
 }
 
 /*
+ * @s as a JSON string can carry it (malloc'd; NULL without memory): JSON is
+ * UTF-8, and jansson refuses anything else (json_pack then makes nothing at
+ * all), so a byte that is not part of a valid UTF-8 character, as in a file
+ * name of another encoding, is written as U+FFFD.
+ */
+static char *json_text(const char *s)
+{
+	json_t *t = json_string(s);
+	char *out, *o;
+
+	if (t) {
+		json_decref(t);
+		return strdup(s);
+	}
+	out = o = malloc(strlen(s) * 3 + 1);
+	while (out && *s) {
+		unsigned char b = (unsigned char)*s;
+		size_t k = b < 0x80 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+
+		t = strnlen(s, k) == k ? json_stringn(s, k) : NULL;
+		if (t) {
+			json_decref(t);
+			memcpy(o, s, k);
+			o += k;
+			s += k;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			s++;
+		}
+	}
+	if (out)
+		*o = 0;
+	return out;
+}
+
+/*
  * Reports a failure and returns @exit_code: one line on stderr and, with
  * --json, one object on stdout so that a script parsing stdout sees it.
  */
@@ -153,13 +190,15 @@ static int cli_fail(const struct common *c, const char *cmd, int exit_code,
 	va_end(ap);
 	fprintf(stderr, "pmwal %s: %s\n", cmd, msg);
 	if (c->json) {
-		json_t *o = json_pack("{s:s, s:s, s:s, s:i}", "command", cmd, "target",
-				      c->target ? c->target : "", "error", msg, "exit",
-				      exit_code);
+		char *target = json_text(c->target ? c->target : ""), *text = json_text(msg);
+		json_t *o = json_pack("{s:s, s:s?, s:s?, s:i}", "command", cmd, "target",
+				      target, "error", text, "exit", exit_code);
 
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		putchar('\n');
 		json_decref(o);
+		free(target);
+		free(text);
 	}
 	return exit_code;
 }
@@ -1980,14 +2019,20 @@ int cmd_stat(int argc, char **argv)
 		return cli_fail(&c, "stat", 1, "%s: reading the writer's counters: %s", c.target,
 				pmwal_strerror(rc));
 	}
-	if (secs > 0)
-		rc = stat_follow(w, c.target, secs, count, c.json);
+	/* JSON and OpenMetrics are UTF-8: the name as they can carry it. */
+	char *name = c.json || om ? json_text(c.target) : NULL;
+
+	if ((c.json || om) && !name)
+		rc = cli_fail(&c, "stat", 1, "%s: out of memory", c.target);
+	else if (secs > 0)
+		rc = stat_follow(w, c.json ? name : c.target, secs, count, c.json);
 	else if (om)
-		stat_openmetrics(stdout, c.target, &s);
+		stat_openmetrics(stdout, name, &s);
 	else if (c.json)
-		print_json(stat_json(c.target, &s));
+		print_json(stat_json(name, &s));
 	else
 		stat_text(c.target, &s);
+	free(name);
 	if (close_log(&c, "stat", w))
 		rc = 1;
 	if (fflush(stdout) && !rc)

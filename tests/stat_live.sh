@@ -117,5 +117,30 @@ expect_usage "--count" "$t" --follow 1 --count 0
 expect_usage "needs --follow" "$t" --count 3
 expect_usage "--openmetrics" "$t" --openmetrics --json
 expect_usage "missing TARGET"
+# A name that is not UTF-8 (a file name of another encoding): JSON and
+# OpenMetrics, which are UTF-8, carry it with U+FFFD for each byte they
+# cannot, never as nothing at all; a --json error is still an object.
+bad=$d/$'log\xff'
+"$pmwal" create "$bad" --size 1m >/dev/null || fail "create $bad"
+"$pmwal" stat "$bad" --json >"$d/b.json" || fail "stat --json, a name not UTF-8: exit $?"
+jq -se 'length == 1 and (.[0].target | endswith("/log\ufffd"))' "$d/b.json" >/dev/null ||
+	fail "stat --json, a name not UTF-8: $(cat "$d/b.json")"
+timeout 20 "$pmwal" stat "$bad" --json --follow 0.05 --count 1 >"$d/bf.json" ||
+	fail "stat --json --follow, a name not UTF-8: exit $?"
+jq -se 'length == 1 and (.[0].target | endswith("/log\ufffd"))' "$d/bf.json" >/dev/null ||
+	fail "stat --json --follow, a name not UTF-8: $(cat "$d/bf.json")"
+"$pmwal" stat "$bad" --openmetrics >"$d/b.om" || fail "--openmetrics, a name not UTF-8: exit $?"
+"$py" - "$d/b.om" <<'PY' || fail "OpenMetrics, a name not UTF-8: $(head -3 "$d/b.om")"
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+text = open(sys.argv[1], "rb").read().decode("utf-8")
+fams = list(text_string_to_metric_families(text))
+assert all(s.labels["log"].endswith("/log\ufffd") for f in fams for s in f.samples)
+PY
+"$pmwal" stat "${bad}x" --json >"$d/be.json" 2>/dev/null
+[ $? = 2 ] || fail "stat --json of a missing name not UTF-8: not exit 2"
+jq -se 'length == 1 and .[0].exit == 2 and (.[0].target | endswith("/log\ufffdx")) and
+	(.[0].error | test("no such file"))' \
+	"$d/be.json" >/dev/null || fail "--json error, a name not UTF-8: $(cat "$d/be.json")"
 [ $fails = 0 ] && echo "stat_live: all passed" || echo "stat_live: $fails failed"
 [ $fails = 0 ]

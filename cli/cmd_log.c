@@ -704,19 +704,34 @@ int cmd_create(int argc, char **argv)
 #define READ_FAILED (-2) /* out of memory or a read error: errno says which */
 
 /* Reads the next record: a line without its newline, or @fixed bytes (at the
- * end of the input, what is left: fewer bytes). Returns its length, READ_EOF
- * or READ_FAILED. */
-static ssize_t read_record(FILE *in, size_t fixed, char **buf, size_t *cap)
+ * end of the input, what is left: fewer bytes). A line is read up to one
+ * byte past @limit, the largest record: a longer one is refused as it is
+ * (appending its first @limit + 1 bytes fails), instead of reading an endless
+ * line (< /dev/zero) into memory until there is none. Returns its length,
+ * READ_EOF or READ_FAILED. */
+static ssize_t read_record(FILE *in, size_t fixed, size_t limit, char **buf, size_t *cap)
 {
 	if (!fixed) {
-		errno = 0;
-		ssize_t n = getline(buf, cap, in);
+		size_t n = 0;
+		int ch = 0;
 
-		if (n < 0)
-			return ferror(in) || errno == ENOMEM ? READ_FAILED : READ_EOF;
-		if (n > 0 && (*buf)[n - 1] == '\n')
-			n--;
-		return n;
+		while (n <= limit && (ch = getc_unlocked(in)) != EOF && ch != '\n') {
+			if (n == *cap) {
+				size_t more = *cap ? *cap * 2 : 256;
+				char *nb = realloc(*buf, more);
+
+				if (!nb) {
+					errno = ENOMEM;
+					return READ_FAILED;
+				}
+				*buf = nb;
+				*cap = more;
+			}
+			(*buf)[n++] = (char)ch;
+		}
+		if (ch == EOF && ferror(in))
+			return READ_FAILED;
+		return ch == EOF && n == 0 ? READ_EOF : (ssize_t)n;
 	}
 	if (*cap < fixed) {
 		char *nb = realloc(*buf, fixed);
@@ -820,7 +835,7 @@ static int append_all(struct pmwal *w, struct append_run *a, size_t fixed,
 	ssize_t len;
 	int rc = 0;
 
-	while ((len = read_record(stdin, fixed, &buf, &cap)) >= 0) {
+	while ((len = read_record(stdin, fixed, rec_max, &buf, &cap)) >= 0) {
 		if (len == 0) {
 			a->skipped++;
 			continue;

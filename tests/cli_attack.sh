@@ -400,5 +400,11 @@ for pfx in pmem fakepmr; do
 	rm -f "$node"
 done
 
+# A line that never ends (no newline: /dev/zero) is refused once it is longer
+# than the log's largest record, instead of being read into memory until
+# there is none.
+check append_endless_line 1 bash -c "'$pmwal' append '$log' </dev/zero"
+expect append_endless_line_msg "larger than the log's maximum record size"
+
 echo "cli_attack: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

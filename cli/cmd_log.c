@@ -1805,10 +1805,13 @@ static void stat_openmetrics(FILE *f, const char *target, const struct pmwal_sta
 		   "# UNIT pmwal_group_write_seconds seconds\n"
 		   "# HELP pmwal_group_write_seconds a group's time from its first store "
 		   "to durable, one group in 64 timed\n");
+	/* Cumulative, never falling, and the count is the +Inf bucket, as a
+	 * parser demands, even from a page its writer's user garbled (a
+	 * scraper drops the whole text over one histogram out of order). */
 	uint64_t cum = 0;
 
 	for (int i = 0; i < PMWAL_STATS_BUCKETS; i++) {
-		cum += s->latency_ns[i];
+		cum = s->latency_ns[i] > UINT64_MAX - cum ? UINT64_MAX : cum + s->latency_ns[i];
 		if (i < PMWAL_STATS_BUCKETS - 1) {
 			fprintf(f, "pmwal_group_write_seconds_bucket{log=\"");
 			om_label(f, target);
@@ -1821,7 +1824,7 @@ static void stat_openmetrics(FILE *f, const char *target, const struct pmwal_sta
 	fprintf(f, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
 	fprintf(f, "pmwal_group_write_seconds_count{log=\"");
 	om_label(f, target);
-	fprintf(f, "\"} %llu\n", (unsigned long long)s->latency_samples);
+	fprintf(f, "\"} %llu\n", (unsigned long long)cum);
 	fprintf(f, "pmwal_group_write_seconds_sum{log=\"");
 	om_label(f, target);
 	fprintf(f, "\"} %.9f\n", (double)s->latency_sum_ns / 1e9);

@@ -93,6 +93,27 @@ assert inf == count >= 1, (inf, count)
 assert all(s.labels["log"].startswith("pmem:") for f in fams.values() for s in f.samples)
 PY
 
+# A page its writer's user garbled (histogram buckets that overflow when
+# added up): still OpenMetrics a parser takes, buckets never falling and the
+# count their +Inf bucket. The writer publishes no more groups from here.
+page=$(ls "$d"/status/pmwal-*.status)
+"$py" - "$page" <<'PY' || fail "garbling $page"
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(256 + 8 * 8)  # struct wal_stats's latency_ns[], after 8 counters
+    f.write(struct.pack("<3Q", 2**63, 2**63, 5))
+PY
+"$pmwal" stat "$t" --openmetrics >"$d/g.txt" || fail "--openmetrics, a garbled page: exit $?"
+"$py" - "$d/g.txt" <<'PY' || fail "OpenMetrics, a garbled page: $(grep _bucket "$d/g.txt" | head -4)"
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+fams = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+h = fams["pmwal_group_write_seconds"]
+inf = [s.value for s in h.samples if s.labels.get("le") == "+Inf"][0]
+count = [s.value for s in h.samples if s.name.endswith("_count")][0]
+assert inf == count >= 2**63, (inf, count)
+PY
+
 # The writer closed: nobody named, no counters, the log's end.
 exec 3>&-
 wait "$wpid" || fail "append exit $?: $(cat "$d/append.out")"

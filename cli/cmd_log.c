@@ -175,6 +175,21 @@ static char *json_text(const char *s)
 	return out;
 }
 
+/* json_text() of a command's one target, kept for the run (a command
+ * prints its target in at most a couple of objects). */
+static const char *json_target(const char *t)
+{
+	static char *text;
+	static const char *of;
+
+	if (!text || of != t) {
+		free(text);
+		text = json_text(t);
+		of = t;
+	}
+	return text ? text : "";
+}
+
 /*
  * Reports a failure and returns @exit_code: one line on stderr and, with
  * --json, one object on stdout so that a script parsing stdout sees it.
@@ -685,7 +700,7 @@ int cmd_create(int argc, char **argv)
 	if (rc)
 		return 1;
 	if (c.json)
-		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s}", "target", c.target,
+		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s}", "target", json_target(c.target),
 				     "capacity_bytes", (json_int_t)info.capacity_bytes,
 				     "log_id", (json_int_t)info.log_id, "medium",
 				     info.medium, "durability", info.durability));
@@ -1107,7 +1122,7 @@ int cmd_append(int argc, char **argv)
 			    "durable_records",
 			    (json_int_t)(lo_lsn ? hi_lsn - lo_lsn + 1 : 0),
 			    "durable_first_lsn", (json_int_t)lo_lsn, "durable_last_lsn",
-			    (json_int_t)hi_lsn, "target", c.target);
+			    (json_int_t)hi_lsn, "target", json_target(c.target));
 
 			if (tail_refused)
 				json_object_set_new(
@@ -1474,7 +1489,7 @@ int cmd_verify(int argc, char **argv)
 	pmwal_stat(w, &info);
 	(void)pmwal_close(w); /* read-only: nothing to make durable */
 	if (c.json)
-		print_json(report_json(c.target, &rep, &info));
+		print_json(report_json(json_target(c.target), &rep, &info));
 	else
 		print_report(c.target, &rep, &info);
 	return rep.verdict == PMWAL_CORRUPT ? 3 : 0;
@@ -1500,7 +1515,7 @@ int cmd_recover(int argc, char **argv)
 	pmwal_stat(w, &info);
 	rc = close_log(&c, "recover", w);
 	if (c.json)
-		print_json(report_json(c.target, &rep, &info));
+		print_json(report_json(json_target(c.target), &rep, &info));
 	else
 		print_report(c.target, &rep, &info);
 	if (rc)
@@ -1574,7 +1589,7 @@ int cmd_info(int argc, char **argv)
 		    "{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:i, s:i, s:i, "
 		    "s:s, "
 		    "s:I, s:I, s:I, s:I, s:I, s:I, s:s}",
-		    "target", i.target, "medium", i.medium, "io_path", i.io_path,
+		    "target", json_target(i.target), "medium", i.medium, "io_path", i.io_path,
 		    "durability", i.durability, "granularity", i.granularity, "emulated",
 		    i.emulated, "direct_io", i.direct_io, "block_bytes", i.block_bytes,
 		    "sector_bytes", i.sector_bytes, "atomic_write_bytes",

@@ -400,6 +400,17 @@ for pfx in pmem fakepmr; do
 	rm -f "$node"
 done
 
+# A target whose name is not UTF-8 (a file name of another encoding): --json
+# still prints its object, naming it with U+FFFD for each byte JSON cannot
+# carry, not nothing.
+u8=$dir/$'log\xff'
+check json_name_create 0 "$pmwal" create "$u8" --size 1M --json
+ok json_name_create_object jq -se 'length == 1 and (.[0].target | endswith("/log\ufffd"))' "$dir/out" >/dev/null
+for cmd in verify info recover; do
+	check "json_name_$cmd" 0 "$pmwal" "$cmd" "$u8" --json
+	ok "json_name_${cmd}_object" jq -se 'length == 1 and (.[0].target | endswith("/log\ufffd"))' "$dir/out" >/dev/null
+done
+
 # A line that never ends (no newline: /dev/zero) is refused once it is longer
 # than the log's largest record, instead of being read into memory until
 # there is none.

@@ -205,7 +205,8 @@ static int cli_fail(const struct common *c, const char *cmd, int exit_code,
 	va_end(ap);
 	fprintf(stderr, "pmwal %s: %s\n", cmd, msg);
 	if (c->json) {
-		char *target = json_text(c->target ? c->target : ""), *text = json_text(msg);
+		char *target = json_text(c->target ? c->target : ""),
+		     *text = json_text(msg);
 		json_t *o = json_pack("{s:s, s:s?, s:s?, s:i}", "command", cmd, "target",
 				      target, "error", text, "exit", exit_code);
 
@@ -700,10 +701,11 @@ int cmd_create(int argc, char **argv)
 	if (rc)
 		return 1;
 	if (c.json)
-		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s}", "target", json_target(c.target),
-				     "capacity_bytes", (json_int_t)info.capacity_bytes,
-				     "log_id", (json_int_t)info.log_id, "medium",
-				     info.medium, "durability", info.durability));
+		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s}", "target",
+				     json_target(c.target), "capacity_bytes",
+				     (json_int_t)info.capacity_bytes, "log_id",
+				     (json_int_t)info.log_id, "medium", info.medium,
+				     "durability", info.durability));
 	else
 		printf("created %s: %llu bytes, %llu blocks of 4096, log id %016llx, %s, "
 		       "%s\n",

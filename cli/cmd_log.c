@@ -1984,7 +1984,12 @@ static int stat_follow(struct pmwal *w, const char *target, double secs, long co
 						 : 0.0,
 			       p50, p99);
 		}
-		fflush(stdout);
+		/* The reader gone (a closed pipe, SIGPIPE ignored as under
+		 * systemd): stop rather than print into nothing forever. */
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "pmwal stat: writing to stdout: %s\n", strerror(errno));
+			return 1;
+		}
 		a = b;
 	}
 	return 0;

@@ -73,6 +73,14 @@ timeout 20 "$pmwal" stat "$t" --follow 0.1 --count 2 --json >"$d/f.json" || fail
 jq -se 'all(.[]; has("appends_per_s") and has("durable_lsn"))' "$d/f.json" >/dev/null ||
 	fail "--follow --json objects: $(cat "$d/f.json")"
 
+# Its reader gone while SIGPIPE is ignored (as systemd runs services):
+# --follow stops with exit 1 instead of printing into a closed pipe forever.
+bash -c "trap '' PIPE; timeout 10 '$pmwal' stat '$t' --follow 0.05 | head -1 >/dev/null
+	exit \${PIPESTATUS[0]}" 2>"$d/pipe.err"
+rc=$?
+[ $rc = 1 ] || fail "--follow into a closed pipe, SIGPIPE ignored: exit $rc, not 1"
+grep -q "Broken pipe" "$d/pipe.err" || fail "--follow into a closed pipe: $(cat "$d/pipe.err")"
+
 # OpenMetrics, as a scraper reads it.
 "$pmwal" stat "$t" --openmetrics >"$d/om.txt" || fail "--openmetrics exit $?"
 "$py" - "$d/om.txt" "$wpid" <<'PY' || fail "OpenMetrics: $(head -5 "$d/om.txt")"

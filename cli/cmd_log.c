@@ -1373,7 +1373,15 @@ static int dump_or_tail(int argc, char **argv, const char *cmd)
 	if (rc < 0)
 		fprintf(stderr, "pmwal %s: %s: %s\n", cmd, pmwal_strerror(rc),
 			pmwal_errmsg(w));
-	fflush(stdout);
+	/* Records that did not reach stdout (a full disk, a closed pipe with
+	 * SIGPIPE ignored) are not a dump: never exit 0 after them. */
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "pmwal %s: %s: writing the records to stdout: %s\n", cmd,
+			c.target, strerror(errno));
+		pmwal_iter_close(it);
+		close_log(&c, cmd, w);
+		return 1;
+	}
 	pmwal_iter_close(it);
 	if (rc == PMWAL_ERANGE && follow) {
 		close_log(&c, cmd, w);

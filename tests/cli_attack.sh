@@ -411,6 +411,10 @@ for cmd in verify info recover; do
 	ok "json_name_${cmd}_object" jq -se 'length == 1 and (.[0].target | endswith("/log\ufffd"))' "$dir/out" >/dev/null
 done
 
+# A dump whose records cannot be written (a full disk) fails, not exit 0.
+check dump_to_full_disk 1 bash -c "'$pmwal' dump '$log' >/dev/full"
+expect dump_to_full_disk_msg "No space left on device"
+
 # A line that never ends (no newline: /dev/zero) is refused once it is longer
 # than the log's largest record, instead of being read into memory until
 # there is none.

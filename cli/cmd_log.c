@@ -1242,7 +1242,7 @@ static const struct cli_opt tail_opts[] = {
 
 #define EXIT_DUMP                                                                        \
 	"0\tevery record was printed\n"                                                  \
-	"1\tfailure (reading the log, closing it)\n" EXIT_USAGE_LINE                     \
+	"1\tfailure (reading the log, writing stdout, closing it)\n" EXIT_USAGE_LINE   \
 	"3\tthe log is corrupt, or --salvage read past damage: the output is\n"          \
 	"\tincomplete\n"
 
@@ -1732,7 +1732,7 @@ const struct cli_cmd cli_stat = {
 	"that died leaves its last ones until the next writer opens).\n",
     .opts = stat_opts,
     .exit_status = "0\tshown\n"
-		   "1\tfailure (the status page could not be read)\n" EXIT_USAGE_LINE
+		   "1\tfailure (the status page could not be read, stdout not written)\n" EXIT_USAGE_LINE
 			   EXIT_CORRUPT_LINE,
     .args = CLI_ARGS_TARGET,
 };

@@ -1345,11 +1345,13 @@ static int dump_or_tail(int argc, char **argv, const char *cmd)
 	size_t len;
 
 	uint64_t last = 0, skipped = 0;
+	int werr = 0; /* errno of a failed write to stdout */
 
 	for (;;) {
 		rc = pmwal_iter_next(it, &lsn, &data, &len);
 		if (rc == 0 && follow && !follow_stop) {
-			fflush(stdout);
+			if ((werr = fflush(stdout) ? errno : 0) || ferror(stdout))
+				break; /* its reader gone: said below */
 			(void)pmwal_iter_wait(it, 200); /* and look at follow_stop */
 			continue;
 		}
@@ -1375,9 +1377,11 @@ static int dump_or_tail(int argc, char **argv, const char *cmd)
 			pmwal_errmsg(w));
 	/* Records that did not reach stdout (a full disk, a closed pipe with
 	 * SIGPIPE ignored) are not a dump: never exit 0 after them. */
-	if (fflush(stdout) || ferror(stdout)) {
+	if (fflush(stdout))
+		werr = errno;
+	if (werr || ferror(stdout)) {
 		fprintf(stderr, "pmwal %s: %s: writing the records to stdout: %s\n", cmd,
-			c.target, strerror(errno));
+			c.target, werr ? strerror(werr) : "a write failed");
 		pmwal_iter_close(it);
 		close_log(&c, cmd, w);
 		return 1;
@@ -1994,8 +1998,11 @@ static int stat_follow(struct pmwal *w, const char *target, double secs, long co
 		}
 		/* The reader gone (a closed pipe, SIGPIPE ignored as under
 		 * systemd): stop rather than print into nothing forever. */
-		if (fflush(stdout) || ferror(stdout)) {
-			fprintf(stderr, "pmwal stat: writing to stdout: %s\n", strerror(errno));
+		int werr = fflush(stdout) ? errno : 0;
+
+		if (werr || ferror(stdout)) {
+			fprintf(stderr, "pmwal stat: writing to stdout: %s\n",
+				werr ? strerror(werr) : "a write failed");
 			return 1;
 		}
 		a = b;

@@ -415,6 +415,17 @@ done
 check dump_to_full_disk 1 bash -c "'$pmwal' dump '$log' >/dev/full"
 expect dump_to_full_disk_msg "No space left on device"
 
+# tail --follow whose reader goes away while SIGPIPE is ignored (as systemd
+# runs services) stops, exit 1, at the first record it cannot write.
+flog=$dir/flog
+"$pmwal" create "$flog" --size 1M >/dev/null
+bash -c "trap '' PIPE
+	(for i in \$(seq 100); do echo r\$i; sleep 0.02; done) | '$pmwal' append '$flog' >/dev/null 2>&1 &
+	timeout 10 '$pmwal' tail '$flog' --follow 2>'$dir/err' | head -1 >/dev/null
+	echo \${PIPESTATUS[0]} >'$dir/tailrc'; wait"
+ok tail_follow_reader_gone test "$(cat "$dir/tailrc")" = 1
+expect tail_follow_reader_gone_msg "Broken pipe"
+
 # A line that never ends (no newline: /dev/zero) is refused once it is longer
 # than the log's largest record, instead of being read into memory until
 # there is none.

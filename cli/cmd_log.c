@@ -139,6 +139,58 @@ static int no_more_args(const char *cmd, int argc, char **argv)
 }
 
 /*
+ * @s as a JSON string can carry it (malloc'd; NULL without memory): JSON is
+ * UTF-8, and jansson refuses anything else (json_pack then makes nothing at
+ * all), so a byte that is not part of a valid UTF-8 character, as in a file
+ * name of another encoding, is written as U+FFFD.
+ */
+static char *json_text(const char *s)
+{
+	json_t *t = json_string(s);
+	char *out, *o;
+
+	if (t) {
+		json_decref(t);
+		return strdup(s);
+	}
+	out = o = malloc(strlen(s) * 3 + 1);
+	while (out && *s) {
+		unsigned char b = (unsigned char)*s;
+		size_t k = b < 0x80 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+
+		t = strnlen(s, k) == k ? json_stringn(s, k) : NULL;
+		if (t) {
+			json_decref(t);
+			memcpy(o, s, k);
+			o += k;
+			s += k;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			s++;
+		}
+	}
+	if (out)
+		*o = 0;
+	return out;
+}
+
+/* json_text() of a command's one target, kept for the run (a command
+ * prints its target in at most a couple of objects). */
+static const char *json_target(const char *t)
+{
+	static char *text;
+	static const char *of;
+
+	if (!text || of != t) {
+		free(text);
+		text = json_text(t);
+		of = t;
+	}
+	return text ? text : "";
+}
+
+/*
  * Reports a failure and returns @exit_code: one line on stderr and, with
  * --json, one object on stdout so that a script parsing stdout sees it.
  */
@@ -153,13 +205,16 @@ static int cli_fail(const struct common *c, const char *cmd, int exit_code,
 	va_end(ap);
 	fprintf(stderr, "pmwal %s: %s\n", cmd, msg);
 	if (c->json) {
-		json_t *o = json_pack("{s:s, s:s, s:s, s:i}", "command", cmd, "target",
-				      c->target ? c->target : "", "error", msg, "exit",
-				      exit_code);
+		char *target = json_text(c->target ? c->target : ""),
+		     *text = json_text(msg);
+		json_t *o = json_pack("{s:s, s:s?, s:s?, s:i}", "command", cmd, "target",
+				      target, "error", text, "exit", exit_code);
 
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		putchar('\n');
 		json_decref(o);
+		free(target);
+		free(text);
 	}
 	return exit_code;
 }
@@ -646,10 +701,11 @@ int cmd_create(int argc, char **argv)
 	if (rc)
 		return 1;
 	if (c.json)
-		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s}", "target", c.target,
-				     "capacity_bytes", (json_int_t)info.capacity_bytes,
-				     "log_id", (json_int_t)info.log_id, "medium",
-				     info.medium, "durability", info.durability));
+		print_json(json_pack("{s:s, s:I, s:I, s:s, s:s}", "target",
+				     json_target(c.target), "capacity_bytes",
+				     (json_int_t)info.capacity_bytes, "log_id",
+				     (json_int_t)info.log_id, "medium", info.medium,
+				     "durability", info.durability));
 	else
 		printf("created %s: %llu bytes, %llu blocks of 4096, log id %016llx, %s, "
 		       "%s\n",
@@ -665,19 +721,34 @@ int cmd_create(int argc, char **argv)
 #define READ_FAILED (-2) /* out of memory or a read error: errno says which */
 
 /* Reads the next record: a line without its newline, or @fixed bytes (at the
- * end of the input, what is left: fewer bytes). Returns its length, READ_EOF
- * or READ_FAILED. */
-static ssize_t read_record(FILE *in, size_t fixed, char **buf, size_t *cap)
+ * end of the input, what is left: fewer bytes). A line is read up to one
+ * byte past @limit, the largest record: a longer one is refused as it is
+ * (appending its first @limit + 1 bytes fails), instead of reading an endless
+ * line (< /dev/zero) into memory until there is none. Returns its length,
+ * READ_EOF or READ_FAILED. */
+static ssize_t read_record(FILE *in, size_t fixed, size_t limit, char **buf, size_t *cap)
 {
 	if (!fixed) {
-		errno = 0;
-		ssize_t n = getline(buf, cap, in);
+		size_t n = 0;
+		int ch = 0;
 
-		if (n < 0)
-			return ferror(in) || errno == ENOMEM ? READ_FAILED : READ_EOF;
-		if (n > 0 && (*buf)[n - 1] == '\n')
-			n--;
-		return n;
+		while (n <= limit && (ch = getc_unlocked(in)) != EOF && ch != '\n') {
+			if (n == *cap) {
+				size_t more = *cap ? *cap * 2 : 256;
+				char *nb = realloc(*buf, more);
+
+				if (!nb) {
+					errno = ENOMEM;
+					return READ_FAILED;
+				}
+				*buf = nb;
+				*cap = more;
+			}
+			(*buf)[n++] = (char)ch;
+		}
+		if (ch == EOF && ferror(in))
+			return READ_FAILED;
+		return ch == EOF && n == 0 ? READ_EOF : (ssize_t)n;
 	}
 	if (*cap < fixed) {
 		char *nb = realloc(*buf, fixed);
@@ -781,7 +852,7 @@ static int append_all(struct pmwal *w, struct append_run *a, size_t fixed,
 	ssize_t len;
 	int rc = 0;
 
-	while ((len = read_record(stdin, fixed, &buf, &cap)) >= 0) {
+	while ((len = read_record(stdin, fixed, rec_max, &buf, &cap)) >= 0) {
 		if (len == 0) {
 			a->skipped++;
 			continue;
@@ -1053,7 +1124,7 @@ int cmd_append(int argc, char **argv)
 			    "durable_records",
 			    (json_int_t)(lo_lsn ? hi_lsn - lo_lsn + 1 : 0),
 			    "durable_first_lsn", (json_int_t)lo_lsn, "durable_last_lsn",
-			    (json_int_t)hi_lsn, "target", c.target);
+			    (json_int_t)hi_lsn, "target", json_target(c.target));
 
 			if (tail_refused)
 				json_object_set_new(
@@ -1171,7 +1242,7 @@ static const struct cli_opt tail_opts[] = {
 
 #define EXIT_DUMP                                                                        \
 	"0\tevery record was printed\n"                                                  \
-	"1\tfailure (reading the log, closing it)\n" EXIT_USAGE_LINE                     \
+	"1\tfailure (reading the log, writing stdout, closing it)\n" EXIT_USAGE_LINE   \
 	"3\tthe log is corrupt, or --salvage read past damage: the output is\n"          \
 	"\tincomplete\n"
 
@@ -1274,11 +1345,13 @@ static int dump_or_tail(int argc, char **argv, const char *cmd)
 	size_t len;
 
 	uint64_t last = 0, skipped = 0;
+	int werr = 0; /* errno of a failed write to stdout */
 
 	for (;;) {
 		rc = pmwal_iter_next(it, &lsn, &data, &len);
 		if (rc == 0 && follow && !follow_stop) {
-			fflush(stdout);
+			if ((werr = fflush(stdout) ? errno : 0) || ferror(stdout))
+				break; /* its reader gone: said below */
 			(void)pmwal_iter_wait(it, 200); /* and look at follow_stop */
 			continue;
 		}
@@ -1302,7 +1375,17 @@ static int dump_or_tail(int argc, char **argv, const char *cmd)
 	if (rc < 0)
 		fprintf(stderr, "pmwal %s: %s: %s\n", cmd, pmwal_strerror(rc),
 			pmwal_errmsg(w));
-	fflush(stdout);
+	/* Records that did not reach stdout (a full disk, a closed pipe with
+	 * SIGPIPE ignored) are not a dump: never exit 0 after them. */
+	if (fflush(stdout))
+		werr = errno;
+	if (werr || ferror(stdout)) {
+		fprintf(stderr, "pmwal %s: %s: writing the records to stdout: %s\n", cmd,
+			c.target, werr ? strerror(werr) : "a write failed");
+		pmwal_iter_close(it);
+		close_log(&c, cmd, w);
+		return 1;
+	}
 	pmwal_iter_close(it);
 	if (rc == PMWAL_ERANGE && follow) {
 		close_log(&c, cmd, w);
@@ -1420,7 +1503,7 @@ int cmd_verify(int argc, char **argv)
 	pmwal_stat(w, &info);
 	(void)pmwal_close(w); /* read-only: nothing to make durable */
 	if (c.json)
-		print_json(report_json(c.target, &rep, &info));
+		print_json(report_json(json_target(c.target), &rep, &info));
 	else
 		print_report(c.target, &rep, &info);
 	return rep.verdict == PMWAL_CORRUPT ? 3 : 0;
@@ -1446,7 +1529,7 @@ int cmd_recover(int argc, char **argv)
 	pmwal_stat(w, &info);
 	rc = close_log(&c, "recover", w);
 	if (c.json)
-		print_json(report_json(c.target, &rep, &info));
+		print_json(report_json(json_target(c.target), &rep, &info));
 	else
 		print_report(c.target, &rep, &info);
 	if (rc)
@@ -1520,7 +1603,7 @@ int cmd_info(int argc, char **argv)
 		    "{s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:i, s:i, s:i, "
 		    "s:s, "
 		    "s:I, s:I, s:I, s:I, s:I, s:I, s:s}",
-		    "target", i.target, "medium", i.medium, "io_path", i.io_path,
+		    "target", json_target(i.target), "medium", i.medium, "io_path", i.io_path,
 		    "durability", i.durability, "granularity", i.granularity, "emulated",
 		    i.emulated, "direct_io", i.direct_io, "block_bytes", i.block_bytes,
 		    "sector_bytes", i.sector_bytes, "atomic_write_bytes",
@@ -1653,7 +1736,7 @@ const struct cli_cmd cli_stat = {
 	"that died leaves its last ones until the next writer opens).\n",
     .opts = stat_opts,
     .exit_status = "0\tshown\n"
-		   "1\tfailure (the status page could not be read)\n" EXIT_USAGE_LINE
+		   "1\tfailure (the status page could not be read, stdout not written)\n" EXIT_USAGE_LINE
 			   EXIT_CORRUPT_LINE,
     .args = CLI_ARGS_TARGET,
 };
@@ -1751,10 +1834,13 @@ static void stat_openmetrics(FILE *f, const char *target, const struct pmwal_sta
 		   "# UNIT pmwal_group_write_seconds seconds\n"
 		   "# HELP pmwal_group_write_seconds a group's time from its first store "
 		   "to durable, one group in 64 timed\n");
+	/* Cumulative, never falling, and the count is the +Inf bucket, as a
+	 * parser demands, even from a page its writer's user garbled (a
+	 * scraper drops the whole text over one histogram out of order). */
 	uint64_t cum = 0;
 
 	for (int i = 0; i < PMWAL_STATS_BUCKETS; i++) {
-		cum += s->latency_ns[i];
+		cum = s->latency_ns[i] > UINT64_MAX - cum ? UINT64_MAX : cum + s->latency_ns[i];
 		if (i < PMWAL_STATS_BUCKETS - 1) {
 			fprintf(f, "pmwal_group_write_seconds_bucket{log=\"");
 			om_label(f, target);
@@ -1767,7 +1853,7 @@ static void stat_openmetrics(FILE *f, const char *target, const struct pmwal_sta
 	fprintf(f, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
 	fprintf(f, "pmwal_group_write_seconds_count{log=\"");
 	om_label(f, target);
-	fprintf(f, "\"} %llu\n", (unsigned long long)s->latency_samples);
+	fprintf(f, "\"} %llu\n", (unsigned long long)cum);
 	fprintf(f, "pmwal_group_write_seconds_sum{log=\"");
 	om_label(f, target);
 	fprintf(f, "\"} %.9f\n", (double)s->latency_sum_ns / 1e9);
@@ -1916,7 +2002,15 @@ static int stat_follow(struct pmwal *w, const char *target, double secs, long co
 						 : 0.0,
 			       p50, p99);
 		}
-		fflush(stdout);
+		/* The reader gone (a closed pipe, SIGPIPE ignored as under
+		 * systemd): stop rather than print into nothing forever. */
+		int werr = fflush(stdout) ? errno : 0;
+
+		if (werr || ferror(stdout)) {
+			fprintf(stderr, "pmwal stat: writing to stdout: %s\n",
+				werr ? strerror(werr) : "a write failed");
+			return 1;
+		}
 		a = b;
 	}
 	return 0;
@@ -1986,14 +2080,20 @@ int cmd_stat(int argc, char **argv)
 		return cli_fail(&c, "stat", 1, "%s: reading the writer's counters: %s", c.target,
 				pmwal_strerror(rc));
 	}
-	if (secs > 0)
-		rc = stat_follow(w, c.target, secs, count, c.json);
+	/* JSON and OpenMetrics are UTF-8: the name as they can carry it. */
+	char *name = c.json || om ? json_text(c.target) : NULL;
+
+	if ((c.json || om) && !name)
+		rc = cli_fail(&c, "stat", 1, "%s: out of memory", c.target);
+	else if (secs > 0)
+		rc = stat_follow(w, c.json ? name : c.target, secs, count, c.json);
 	else if (om)
-		stat_openmetrics(stdout, c.target, &s);
+		stat_openmetrics(stdout, name, &s);
 	else if (c.json)
-		print_json(stat_json(c.target, &s));
+		print_json(stat_json(name, &s));
 	else
 		stat_text(c.target, &s);
+	free(name);
 	if (close_log(&c, "stat", w))
 		rc = 1;
 	if (fflush(stdout) && !rc)

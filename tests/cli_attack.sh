@@ -400,5 +400,37 @@ for pfx in pmem fakepmr; do
 	rm -f "$node"
 done
 
+# A target whose name is not UTF-8 (a file name of another encoding): --json
+# still prints its object, naming it with U+FFFD for each byte JSON cannot
+# carry, not nothing.
+u8=$dir/$'log\xff'
+check json_name_create 0 "$pmwal" create "$u8" --size 1M --json
+ok json_name_create_object jq -se 'length == 1 and (.[0].target | endswith("/log\ufffd"))' "$dir/out" >/dev/null
+for cmd in verify info recover; do
+	check "json_name_$cmd" 0 "$pmwal" "$cmd" "$u8" --json
+	ok "json_name_${cmd}_object" jq -se 'length == 1 and (.[0].target | endswith("/log\ufffd"))' "$dir/out" >/dev/null
+done
+
+# A dump whose records cannot be written (a full disk) fails, not exit 0.
+check dump_to_full_disk 1 bash -c "'$pmwal' dump '$log' >/dev/full"
+expect dump_to_full_disk_msg "No space left on device"
+
+# tail --follow whose reader goes away while SIGPIPE is ignored (as systemd
+# runs services) stops, exit 1, at the first record it cannot write.
+flog=$dir/flog
+"$pmwal" create "$flog" --size 1M >/dev/null
+bash -c "trap '' PIPE
+	(for i in \$(seq 100); do echo r\$i; sleep 0.02; done) | '$pmwal' append '$flog' >/dev/null 2>&1 &
+	timeout 10 '$pmwal' tail '$flog' --follow 2>'$dir/err' | head -1 >/dev/null
+	echo \${PIPESTATUS[0]} >'$dir/tailrc'; wait"
+ok tail_follow_reader_gone test "$(cat "$dir/tailrc")" = 1
+expect tail_follow_reader_gone_msg "Broken pipe"
+
+# A line that never ends (no newline: /dev/zero) is refused once it is longer
+# than the log's largest record, instead of being read into memory until
+# there is none.
+check append_endless_line 1 bash -c "'$pmwal' append '$log' </dev/zero"
+expect append_endless_line_msg "larger than the log's maximum record size"
+
 echo "cli_attack: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

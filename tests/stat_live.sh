@@ -73,6 +73,14 @@ timeout 20 "$pmwal" stat "$t" --follow 0.1 --count 2 --json >"$d/f.json" || fail
 jq -se 'all(.[]; has("appends_per_s") and has("durable_lsn"))' "$d/f.json" >/dev/null ||
 	fail "--follow --json objects: $(cat "$d/f.json")"
 
+# Its reader gone while SIGPIPE is ignored (as systemd runs services):
+# --follow stops with exit 1 instead of printing into a closed pipe forever.
+bash -c "trap '' PIPE; timeout 10 '$pmwal' stat '$t' --follow 0.05 | head -1 >/dev/null
+	exit \${PIPESTATUS[0]}" 2>"$d/pipe.err"
+rc=$?
+[ $rc = 1 ] || fail "--follow into a closed pipe, SIGPIPE ignored: exit $rc, not 1"
+grep -q "Broken pipe" "$d/pipe.err" || fail "--follow into a closed pipe: $(cat "$d/pipe.err")"
+
 # OpenMetrics, as a scraper reads it.
 "$pmwal" stat "$t" --openmetrics >"$d/om.txt" || fail "--openmetrics exit $?"
 "$py" - "$d/om.txt" "$wpid" <<'PY' || fail "OpenMetrics: $(head -5 "$d/om.txt")"
@@ -91,6 +99,27 @@ inf = [s.value for s in h.samples if s.labels.get("le") == "+Inf"][0]
 count = [s.value for s in h.samples if s.name.endswith("_count")][0]
 assert inf == count >= 1, (inf, count)
 assert all(s.labels["log"].startswith("pmem:") for f in fams.values() for s in f.samples)
+PY
+
+# A page its writer's user garbled (histogram buckets that overflow when
+# added up): still OpenMetrics a parser takes, buckets never falling and the
+# count their +Inf bucket. The writer publishes no more groups from here.
+page=$(ls "$d"/status/pmwal-*.status)
+"$py" - "$page" <<'PY' || fail "garbling $page"
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(256 + 8 * 8)  # struct wal_stats's latency_ns[], after 8 counters
+    f.write(struct.pack("<3Q", 2**63, 2**63, 5))
+PY
+"$pmwal" stat "$t" --openmetrics >"$d/g.txt" || fail "--openmetrics, a garbled page: exit $?"
+"$py" - "$d/g.txt" <<'PY' || fail "OpenMetrics, a garbled page: $(grep _bucket "$d/g.txt" | head -4)"
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+fams = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+h = fams["pmwal_group_write_seconds"]
+inf = [s.value for s in h.samples if s.labels.get("le") == "+Inf"][0]
+count = [s.value for s in h.samples if s.name.endswith("_count")][0]
+assert inf == count >= 2**63, (inf, count)
 PY
 
 # The writer closed: nobody named, no counters, the log's end.
@@ -119,5 +148,30 @@ expect_usage "--count" "$t" --follow 1 --count 0
 expect_usage "needs --follow" "$t" --count 3
 expect_usage "--openmetrics" "$t" --openmetrics --json
 expect_usage "missing TARGET"
+# A name that is not UTF-8 (a file name of another encoding): JSON and
+# OpenMetrics, which are UTF-8, carry it with U+FFFD for each byte they
+# cannot, never as nothing at all; a --json error is still an object.
+bad=$d/$'log\xff'
+"$pmwal" create "$bad" --size 1m >/dev/null || fail "create $bad"
+"$pmwal" stat "$bad" --json >"$d/b.json" || fail "stat --json, a name not UTF-8: exit $?"
+jq -se 'length == 1 and (.[0].target | endswith("/log\ufffd"))' "$d/b.json" >/dev/null ||
+	fail "stat --json, a name not UTF-8: $(cat "$d/b.json")"
+timeout 20 "$pmwal" stat "$bad" --json --follow 0.05 --count 1 >"$d/bf.json" ||
+	fail "stat --json --follow, a name not UTF-8: exit $?"
+jq -se 'length == 1 and (.[0].target | endswith("/log\ufffd"))' "$d/bf.json" >/dev/null ||
+	fail "stat --json --follow, a name not UTF-8: $(cat "$d/bf.json")"
+"$pmwal" stat "$bad" --openmetrics >"$d/b.om" || fail "--openmetrics, a name not UTF-8: exit $?"
+"$py" - "$d/b.om" <<'PY' || fail "OpenMetrics, a name not UTF-8: $(head -3 "$d/b.om")"
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+text = open(sys.argv[1], "rb").read().decode("utf-8")
+fams = list(text_string_to_metric_families(text))
+assert all(s.labels["log"].endswith("/log\ufffd") for f in fams for s in f.samples)
+PY
+"$pmwal" stat "${bad}x" --json >"$d/be.json" 2>/dev/null
+[ $? = 2 ] || fail "stat --json of a missing name not UTF-8: not exit 2"
+jq -se 'length == 1 and .[0].exit == 2 and (.[0].target | endswith("/log\ufffdx")) and
+	(.[0].error | test("no such file"))' \
+	"$d/be.json" >/dev/null || fail "--json error, a name not UTF-8: $(cat "$d/be.json")"
 [ $fails = 0 ] && echo "stat_live: all passed" || echo "stat_live: $fails failed"
 [ $fails = 0 ]

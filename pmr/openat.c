@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "openat.h"
@@ -136,6 +137,33 @@ static int refuse_link(const struct pmr_walk *w, const char *path, const char *n
 	return -1;
 }
 
+/*
+ * A magic link of /proc (/proc/PID/root, cwd, fd/N, map_files: its text
+ * absolute, or "pipe:[N]") is not a name the kernel follows by its text: it
+ * leads into a process's own view (its mount namespace, a deleted
+ * directory), and its text ("/", "/tmp/x (deleted)") names something else
+ * here. Refused by name: walked by its text, a path through another
+ * process's root reached the host's. /proc's plain links (self, mounts:
+ * relative text) are followed as any other.
+ */
+#define PMR_PROC_MAGIC 0x9fa0 /* PROC_SUPER_MAGIC, <linux/magic.h> */
+
+static int refuse_proc_link(const struct pmr_walk *w, const char *path, const char *name,
+			    char *err, size_t errlen)
+{
+	char at[4400];
+
+	join(at, sizeof(at), w->dirpath, name);
+	snprintf(err, errlen,
+		 "%s: %s is a link of /proc, which leads into a process's own view of "
+		 "the files (its root, working directory or open files), not to the "
+		 "path its text names here: give the file's path as this process sees "
+		 "it",
+		 path, at);
+	errno = EPERM;
+	return -1;
+}
+
 int pmr_walk(const char *path, const char *label, unsigned flags, struct pmr_walk *w,
 	     char *err, size_t errlen)
 {
@@ -218,6 +246,7 @@ int pmr_walk(const char *path, const char *label, unsigned flags, struct pmr_wal
 			close(fd);
 			goto fail;
 		}
+
 		ssize_t k = ++links > WAL_LINKS_MAX
 				? (errno = ELOOP, -1)
 				: readlinkat(fd, "", link, sizeof(link) - 1);
@@ -229,6 +258,13 @@ int pmr_walk(const char *path, const char *label, unsigned flags, struct pmr_wal
 			goto fail;
 		}
 		link[k] = 0;
+		struct statfs fs;
+
+		if ((link[0] == '/' || strchr(link, ':')) && fstatfs(w->dirfd, &fs) == 0 &&
+		    fs.f_type == PMR_PROC_MAGIC) {
+			refuse_proc_link(w, label ? label : path, name, err, errlen);
+			goto fail;
+		}
 		if (link[0] == '/') {
 			fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (fd < 0)

@@ -1034,3 +1034,32 @@ Test(pmem, a_link_in_another_users_sticky_directory_is_not_followed)
 	free(theirs);
 	free(victim);
 }
+
+/*
+ * A magic link of /proc (a process's root, cwd or open files) is refused
+ * by name, not walked by its text: /proc/PID/root of a process in another
+ * mount namespace reads "/", and walked as "/" a create went to the host's
+ * file of that name instead of the one the process sees. /proc's plain
+ * links (self) are still followed.
+ */
+Test(pmem, a_proc_magic_link_on_the_path_is_refused_not_walked_by_its_text)
+{
+	char p[600], own[600];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/self/root%s/x", dir);
+	snprintf(own, sizeof(own), "%s/x", dir);
+	err[0] = 0;
+	int fd = pmr_open_shared_safe(p, O_RDWR | O_CREAT, 0640, err, sizeof(err));
+
+	cr_assert_lt(fd, 0, "%s was opened", p);
+	cr_assert_eq(errno, EPERM);
+	cr_assert_not_null(strstr(err, "a link of /proc"), "%s", err);
+	cr_assert_neq(stat(own, &st), 0, "the file was made through /proc/self/root");
+	snprintf(p, sizeof(p), "/proc/self/cwd/x");
+	cr_assert_lt(pmr_open_shared_safe(p, O_RDWR | O_CREAT, 0640, err, sizeof(err)), 0);
+	/* /proc/self itself (text "PID") leads on: a read of a /proc file. */
+	fd = pmr_open_shared_safe("/proc/self/status", O_RDONLY, 0, err, sizeof(err));
+	cr_assert_geq(fd, 0, "%s", err);
+	close(fd);
+}

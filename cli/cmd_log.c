@@ -2080,6 +2080,22 @@ int cmd_stat(int argc, char **argv)
 		return cli_fail(&c, "stat", 1, "%s: reading the writer's counters: %s", c.target,
 				pmwal_strerror(rc));
 	}
+	/* A writer holds the log, but its page is not one this process reads
+	 * (another PMWAL_STATUS_DIR, a page this user may not read): say so,
+	 * rather than "no writer". */
+	long holder = 0;
+
+	if (!s.writer_pid && pmwal_writer_pid(c.target, &holder) == 0 && holder != 0) {
+		char pid[32] = "";
+
+		if (holder > 0)
+			snprintf(pid, sizeof(pid), " (pid %ld)", holder);
+		fprintf(stderr,
+			"pmwal stat: %s: a writer%s holds the log, but its status page is not "
+			"one this process can read (another PMWAL_STATUS_DIR, or a page this "
+			"user may not read): no counters\n",
+			c.target, pid);
+	}
 	/* JSON and OpenMetrics are UTF-8: the name as they can carry it. */
 	char *name = c.json || om ? json_text(c.target) : NULL;
 

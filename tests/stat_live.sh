@@ -122,6 +122,13 @@ count = [s.value for s in h.samples if s.name.endswith("_count")][0]
 assert inf == count >= 2**63, (inf, count)
 PY
 
+# A reader whose status directory is another: the writer is named as
+# holding the log, not "none".
+mkdir "$d/other"
+PMWAL_STATUS_DIR=$d/other "$pmwal" stat "$t" >/dev/null 2>"$d/other.err" || fail "stat, other dir: exit $?"
+grep -q "a writer (pid $wpid) holds the log, but its status page is not" "$d/other.err" ||
+	fail "stat with another PMWAL_STATUS_DIR: $(cat "$d/other.err")"
+
 # The writer closed: nobody named, no counters, the log's end.
 exec 3>&-
 wait "$wpid" || fail "append exit $?: $(cat "$d/append.out")"

@@ -108,7 +108,7 @@ check probe_fakepmr_json 2 "$pmwal" probe "fakepmr:$dir/fifo" --json
 ok probe_fakepmr_json_object jq -se 'length == 1 and .[0].exit == 2 and (.[0].error | test("is a FIFO"))' "$dir/out" >/dev/null
 "$pmwal" create "fakepmr:$dir/fake.pmr" --size 1M >/dev/null
 check probe_fakepmr_file 0 "$pmwal" probe "fakepmr:$dir/fake.pmr" --json
-ok probe_fakepmr_file_size jq -e '.pmr.bar_bytes == 1048576' "$dir/out" >/dev/null
+ok probe_fakepmr_file_size jq -se 'length == 1 and (.[0] | .pmr.bar_bytes == 1048576)' "$dir/out" >/dev/null
 
 # create never overwrites a user's file without --force, whatever the prefix.
 for prefix in file: fakepmr:; do
@@ -205,7 +205,7 @@ head -c 250 /dev/zero | tr '\0' a >"$dir/in250"
 check tail_refused_file 2 bash -c "'$pmwal' append '$dir/fixed' --record-size 100 <'$dir/in250'"
 expect tail_refused_file_msg "input is 250 bytes, not a whole number of 100-byte records (50 bytes over); nothing appended"
 check tail_refused_file_nothing 0 "$pmwal" verify "$dir/fixed" --json
-ok tail_refused_file_nothing_records jq -e '.records == 0' "$dir/out" >/dev/null
+ok tail_refused_file_nothing_records jq -se 'length == 1 and (.[0] | .records == 0)' "$dir/out" >/dev/null
 check tail_refused_pipe 1 bash -c "cat '$dir/in250' | '$pmwal' append '$dir/fixed' --record-size 100"
 expect tail_refused_pipe_msg "last 50 bytes are not a whole 100-byte record and were not appended"
 expect tail_refused_pipe_durable "durable: LSN 1\.\.2"
@@ -214,7 +214,7 @@ ok tail_refused_pipe_json_object jq -se 'length == 1 and .[0].tail_bytes_not_app
 check tail_pad 0 bash -c "'$pmwal' append '$dir/fixed' --record-size 100 --tail pad <'$dir/in250'"
 expect tail_pad_msg "appended 3 records of 100 bytes (LSN 5\.\.7), durable; the last (LSN 7) holds the input's last 50 bytes and 50 zero bytes of padding"
 check tail_short 0 bash -c "cat '$dir/in250' | '$pmwal' append '$dir/fixed' --record-size 100 --tail short --json"
-ok tail_short_json jq -e '.records == 3 and .last_lsn == 10 and .record_bytes == 100 and .last_record_bytes == 50' "$dir/out" >/dev/null
+ok tail_short_json jq -se 'length == 1 and (.[0] | .records == 3 and .last_lsn == 10 and .record_bytes == 100 and .last_record_bytes == 50)' "$dir/out" >/dev/null
 check tail_sizes 0 "$pmwal" dump "$dir/fixed" --json
 ok tail_sizes_each jq -se '[.[].len] == [100,100,100,100,100,100,100,100,100,50]' "$dir/out" >/dev/null
 check tail_needs_record_size 2 bash -c "'$pmwal' append '$dir/fixed' --tail pad <'$dir/in250'"
@@ -233,7 +233,7 @@ for cmd in verify recover; do
 	expect "released_${cmd}_next" "next LSN     6 (head LSN 6)"
 	ok "released_${cmd}_no_lsn_0" bash -c "! grep -q \"LSN 0\" \"$dir/out\""
 	check "released_${cmd}_json" 0 "$pmwal" "$cmd" "$dir/released" --json
-	ok "released_${cmd}_json_fields" jq -e '.records == 0 and .first_lsn == null and .last_lsn == null and .next_lsn == 6 and .head_lsn == 6' "$dir/out" >/dev/null
+	ok "released_${cmd}_json_fields" jq -se 'length == 1 and (.[0] | .records == 0 and .first_lsn == null and .last_lsn == null and .next_lsn == 6 and .head_lsn == 6)' "$dir/out" >/dev/null
 done
 check released_dump 0 "$pmwal" dump "$dir/released"
 ok released_dump_stdout_empty [ ! -s "$dir/out" ]
@@ -241,7 +241,7 @@ expect released_dump_msg "released: the log holds no records (next LSN 6, head L
 check released_info 0 "$pmwal" info "$dir/released"
 expect released_info_msg "records        none live (head LSN 6), next LSN 6"
 check released_info_json 0 "$pmwal" info "$dir/released" --json
-ok released_info_json_fields jq -e '.head_lsn == 6 and .next_lsn == 6 and .used_blocks == 0' "$dir/out" >/dev/null
+ok released_info_json_fields jq -se 'length == 1 and (.[0] | .head_lsn == 6 and .next_lsn == 6 and .used_blocks == 0)' "$dir/out" >/dev/null
 check released_some_verify 0 "$pmwal" verify "$dir/fixed"
 expect released_some_verify_msg "next LSN     11 (head LSN 1)"
 

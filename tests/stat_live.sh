@@ -49,12 +49,12 @@ done
 [ "$n" = 300 ] || fail "durable_lsn never reached 300 (last: $n)"
 
 "$pmwal" stat "$t" --json >"$d/s.json" || fail "stat --json exit $?"
-jq -e --argjson pid "$wpid" --argjson bytes "$bytes" '
+jq -se --argjson pid "$wpid" --argjson bytes "$bytes" 'length == 1 and (.[0] |
 	.writer_pid == $pid and .appends == 300 and .append_bytes == $bytes and
 	.group_records == 300 and .groups >= 1 and .groups <= 300 and .errors == 0 and
 	.head_lsn == 1 and .durable_lsn == 300 and .used_blocks >= 1 and
 	(.latency_log2_ns | length) == 32 and
-	([.latency_log2_ns[]] | add) == .latency_samples and .latency_samples >= 1' \
+	([.latency_log2_ns[]] | add) == .latency_samples and .latency_samples >= 1)' \
 	"$d/s.json" >/dev/null || fail "stat --json: $(cat "$d/s.json")"
 
 "$pmwal" stat "$t" >"$d/s.txt" || fail "stat exit $?"
@@ -134,7 +134,7 @@ exec 3>&-
 wait "$wpid" || fail "append exit $?: $(cat "$d/append.out")"
 wpid=
 "$pmwal" stat "$t" --json >"$d/s2.json" || fail "stat after close exit $?"
-jq -e '.writer_pid == 0 and .appends == 0 and .durable_lsn == 400' "$d/s2.json" >/dev/null ||
+jq -se 'length == 1 and (.[0] | .writer_pid == 0 and .appends == 0 and .durable_lsn == 400)' "$d/s2.json" >/dev/null ||
 	fail "after close: $(cat "$d/s2.json")"
 "$pmwal" stat "$t" >"$d/s2.txt"
 grep -q "writer         none: no counters" "$d/s2.txt" || fail "text after close: $(cat "$d/s2.txt")"
